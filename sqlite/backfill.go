@@ -1,0 +1,127 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// backfillChunk is how many message ids one backfill transaction covers, as
+// in Hermes: short transactions keep other writers' waits short.
+const backfillChunk = 500
+
+// autoBackfillRows bounds the gap Open fills by itself; a larger one is left
+// to `sessiondb init` (or optimize-storage), which reports progress.
+const autoBackfillRows = 50_000
+
+// An index family sharing one pair of deferred-rebuild keys, and the
+// statements that index the rows in (progress, next].
+type backfillTarget struct {
+	name, highWater, progress string
+	fill                      []string
+}
+
+var backfillTargets = []backfillTarget{
+	{"word and trigram", keyHighWater, keyProgress, []string{
+		"INSERT INTO messages_fts(rowid, content, tool_name, tool_calls) SELECT id, content, tool_name, tool_calls FROM messages_fts_src WHERE id > ? AND id <= ?",
+		"INSERT INTO messages_fts_trigram(rowid, content, tool_name) SELECT id, content, tool_name FROM messages_fts_trigram_src WHERE id > ? AND id <= ?",
+	}},
+	{"CJK", keyCJKHighWater, keyCJKProgress, []string{
+		"INSERT INTO messages_fts_cjk(rowid, content, tool_name, tool_calls) SELECT id, content, tool_name, tool_calls FROM messages_fts_cjk_src WHERE id > ? AND id <= ?",
+	}},
+}
+
+// Progress reports long work: done of total units so far.
+type Progress func(done, total int64)
+
+// PendingBackfill returns how many message ids the deferred index backfills
+// still have to cover (0 when every index is complete).
+func (db *DB) PendingBackfill(ctx context.Context) (int64, error) {
+	if db.legacy() {
+		return 0, nil
+	}
+	var total int64
+	for _, t := range backfillTargets {
+		hw, ok, err := metaInt(ctx, db.write, t.highWater)
+		if err != nil {
+			return 0, db.mapErr("read backfill state", err)
+		}
+		if !ok {
+			continue
+		}
+		p, _, err := metaInt(ctx, db.write, t.progress)
+		if err != nil {
+			return 0, db.mapErr("read backfill state", err)
+		}
+		total += max(hw-p, 0)
+	}
+	return total, nil
+}
+
+// Backfill indexes the rows a deferred rebuild left out (ids in
+// (progress, high_water]), 500 ids per short BEGIN IMMEDIATE transaction, so
+// Hermes processes can write between chunks. Each chunk re-reads the keys
+// inside its transaction, so two backfillers never index a row twice. It is
+// resumable: an interrupted run leaves the keys where it stopped.
+func (db *DB) Backfill(ctx context.Context, progress Progress) error {
+	if db.legacy() {
+		return nil
+	}
+	total, err := db.PendingBackfill(ctx)
+	if err != nil || total == 0 {
+		return err
+	}
+	var done int64
+	for _, t := range backfillTargets {
+		for {
+			var n int64
+			err := db.writeTx(ctx, 0, "backfill "+t.name+" index", func(tx *sql.Tx) error {
+				var err error
+				n, err = backfillStep(ctx, tx, t)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				break
+			}
+			done += n
+			if progress != nil {
+				progress(min(done, total), total)
+			}
+		}
+	}
+	return nil
+}
+
+// backfillStep indexes one chunk and advances (or, at the end, deletes) the
+// keys. It returns how many ids the chunk covered; 0 means nothing pending.
+func backfillStep(ctx context.Context, tx *sql.Tx, t backfillTarget) (int64, error) {
+	hw, ok, err := metaInt(ctx, tx, t.highWater)
+	if err != nil || !ok {
+		return 0, err
+	}
+	p, _, err := metaInt(ctx, tx, t.progress)
+	if err != nil {
+		return 0, err
+	}
+	next := min(p+backfillChunk, hw)
+	for _, stmt := range t.fill {
+		if _, err := tx.ExecContext(ctx, stmt, p, next); err != nil {
+			return 0, fmt.Errorf("backfill ids %d..%d: %w", p+1, next, err)
+		}
+	}
+	if next >= hw {
+		_, err = tx.ExecContext(ctx, "DELETE FROM state_meta WHERE key IN (?, ?)", t.highWater, t.progress)
+	} else {
+		err = setMeta(ctx, tx, t.progress, fmt.Sprint(next))
+	}
+	return max(next-p, 1), err
+}
+
+func (db *DB) legacy() bool {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.layout == layoutLegacy
+}

@@ -1,0 +1,428 @@
+// Package sqlite implements sessiondb.Store on a Hermes-compatible SQLite
+// file (state.db). See DESIGN.md for the invariants that let it share a live
+// file with running Hermes processes.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
+)
+
+// Write patience budgets, as in Hermes: how long a write keeps retrying while
+// another process holds the write lock.
+const (
+	DefaultWritePatience    = 20 * time.Second
+	TranscriptWritePatience = 60 * time.Second
+
+	writeRetrySlowAfter = 2 * time.Second
+	checkpointEvery     = 50 // writes between PASSIVE checkpoints
+	journalSizeLimit    = 64 << 20
+	writerBusyTimeout   = 1000 // ms: contention is handled by retrying whole transactions
+	readerBusyTimeout   = 5000 // ms
+	readPoolMax         = 8
+)
+
+// Options configure Open. The zero value is what Hermes uses.
+type Options struct {
+	// Synchronous is the synchronous pragma of the writer: "FULL" (the
+	// default: every write is durable when it returns) or "NORMAL" (faster;
+	// a power loss may drop the last transactions, never corrupt the file).
+	Synchronous string
+	// JournalMode is "wal" (default) or "delete". A file that is already WAL
+	// is never switched back to DELETE.
+	JournalMode string
+	// WritePatience bounds the retry of one write on a locked database
+	// (default DefaultWritePatience; appends use TranscriptWritePatience).
+	WritePatience time.Duration
+	// Now is the clock, in tests a fixed one. Default time.Now.
+	Now func() time.Time
+}
+
+// DB is a session store on one SQLite file. It is safe for concurrent use.
+type DB struct {
+	path  string
+	now   func() time.Time
+	write *sql.DB // exactly one connection: every write is BEGIN IMMEDIATE on it
+	read  *sql.DB // read-only pool (WAL only); == write in DELETE mode
+
+	journalMode string
+	patience    time.Duration
+	writes      atomic.Int64
+
+	mu     sync.Mutex // guards layout
+	layout ftsLayout
+}
+
+var _ sessiondb.Store = (*DB)(nil)
+
+// DefaultPath returns $HERMES_HOME/state.db, or ~/.hermes/state.db.
+func DefaultPath() (string, error) {
+	if home := os.Getenv("HERMES_HOME"); home != "" {
+		return filepath.Join(home, "state.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", sessiondb.Errorf(sessiondb.EINVALID, "cannot find the home directory for the default database (%v); pass --db PATH or set HERMES_HOME", err)
+	}
+	return filepath.Join(home, ".hermes", "state.db"), nil
+}
+
+// Open opens (creating if needed) the database at path, upgrades its schema
+// to the newest Hermes layout and returns the store.
+func Open(path string, opts Options) (*DB, error) {
+	fts5cjk.Register()
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.WritePatience == 0 {
+		opts.WritePatience = DefaultWritePatience
+	}
+	syncMode := strings.ToUpper(opts.Synchronous)
+	switch syncMode {
+	case "":
+		syncMode = "FULL"
+	case "FULL", "NORMAL", "EXTRA":
+	default:
+		return nil, sessiondb.Errorf(sessiondb.EINVALID, "synchronous %q: want FULL or NORMAL", opts.Synchronous)
+	}
+	mode := strings.ToLower(opts.JournalMode)
+	switch mode {
+	case "":
+		mode = "wal"
+	case "wal", "delete":
+	default:
+		return nil, sessiondb.Errorf(sessiondb.EINVALID, "journal mode %q: want wal or delete", opts.JournalMode)
+	}
+
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, sessiondb.Errorf(sessiondb.EINVALID, "database path %q: %v", path, err)
+	}
+	if err := prepareFile(abs); err != nil {
+		return nil, err
+	}
+
+	db := &DB{path: abs, now: opts.Now, patience: opts.WritePatience}
+	db.write, err = sql.Open(driverName, dsn(abs, url.Values{
+		"_busy_timeout": {fmt.Sprint(writerBusyTimeout)},
+		"_foreign_keys": {"on"},
+		"_synchronous":  {syncMode},
+		"_txlock":       {"immediate"},
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", abs, err)
+	}
+	db.write.SetMaxOpenConns(1)
+	db.write.SetMaxIdleConns(1)
+	db.write.SetConnMaxLifetime(0)
+	db.write.SetConnMaxIdleTime(0)
+
+	if err := db.open(mode); err != nil {
+		db.write.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) open(mode string) error {
+	ctx := context.Background()
+	if err := db.checkFTS5(ctx); err != nil {
+		return err
+	}
+	jm, err := db.setJournalMode(ctx, mode)
+	if err != nil {
+		return err
+	}
+	db.journalMode = jm
+	chmodFiles(db.path)
+
+	if err := db.migrate(ctx); err != nil {
+		return err
+	}
+	if err := db.ensureIdentity(ctx); err != nil {
+		return err
+	}
+	if pending, err := db.PendingBackfill(ctx); err != nil {
+		return err
+	} else if pending > 0 && pending <= autoBackfillRows {
+		if err := db.Backfill(ctx, nil); err != nil {
+			return err
+		}
+	}
+	chmodFiles(db.path)
+
+	db.read = db.write
+	if jm == "wal" {
+		db.read, err = sql.Open(driverName, dsn(db.path, url.Values{
+			"mode":          {"ro"},
+			"_busy_timeout": {fmt.Sprint(readerBusyTimeout)},
+		}))
+		if err != nil {
+			return fmt.Errorf("open read pool %s: %w", db.path, err)
+		}
+		db.read.SetMaxOpenConns(readPoolMax)
+		db.read.SetMaxIdleConns(readPoolMax)
+	}
+	return nil
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// JournalMode returns the journal mode SQLite reported for the file.
+func (db *DB) JournalMode() string { return db.journalMode }
+
+// Close checkpoints the WAL (PASSIVE) and closes every connection.
+func (db *DB) Close() error {
+	var errs []error
+	if db.read != db.write {
+		errs = append(errs, db.read.Close())
+	}
+	if db.journalMode == "wal" {
+		_, _ = db.write.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+	}
+	errs = append(errs, db.write.Close())
+	return errors.Join(errs...)
+}
+
+// driverName is the database/sql driver every connection goes through.
+const driverName = "sqlite3"
+
+// dsn builds a file: URI for path (escaping ?, # and %) with the given
+// query parameters; mattn/go-sqlite3 applies the _-prefixed ones as pragmas
+// on every new connection and SQLite reads the rest.
+func dsn(path string, q url.Values) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// prepareFile creates the database directory (0700) and file (0600) when
+// they are missing and checks that path can be a database. It opens no file
+// descriptor on an existing database: closing one would drop the POSIX locks
+// of any SQLite connection this process holds on it.
+func prepareFile(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return sessiondb.Errorf(sessiondb.EINVALID, "create database directory %s: %v", dir, err)
+		}
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow|syscallCloexec, 0o600)
+		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return nil // a sibling process created it first
+			}
+			return sessiondb.Errorf(sessiondb.EINVALID, "create database %s: %v", path, err)
+		}
+		return f.Close()
+	case err != nil:
+		return sessiondb.Errorf(sessiondb.EINVALID, "database %s: %v", path, err)
+	case fi.IsDir():
+		return sessiondb.Errorf(sessiondb.EINVALID, "database %s is a directory, not a file; pass --db with a file path", path)
+	case fi.Mode()&os.ModeSymlink != 0:
+		target, err := os.Stat(path)
+		if err != nil {
+			return sessiondb.Errorf(sessiondb.EINVALID, "database %s is a symlink to a missing target: %v", path, err)
+		}
+		if !target.Mode().IsRegular() {
+			return sessiondb.Errorf(sessiondb.EINVALID, "database %s is a symlink to something that is not a regular file", path)
+		}
+	case !fi.Mode().IsRegular():
+		return sessiondb.Errorf(sessiondb.EINVALID, "database %s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	return nil
+}
+
+// chmodFiles tightens the database and its WAL sidecars to 0600 with chmod
+// only, skipping symlinks and anything that is not a regular file.
+func chmodFiles(path string) {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() == 0o600 {
+			continue
+		}
+		_ = os.Chmod(p, 0o600)
+	}
+}
+
+// checkFTS5 fails with a clear message when the SQLite build lacks FTS5 or
+// its trigram tokenizer.
+func (db *DB) checkFTS5(ctx context.Context) error {
+	_, err := db.write.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp._sessiondb_fts5_probe USING fts5(x, tokenize='trigram');
+DROP TABLE temp._sessiondb_fts5_probe`)
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "no such module"):
+		return sessiondb.Errorf(sessiondb.EINTERNAL, "this build of sessiondb has no SQLite FTS5 (%v): rebuild it with `go build -tags sqlite_fts5`", err)
+	case strings.Contains(msg, "no such tokenizer"):
+		return sessiondb.Errorf(sessiondb.EINTERNAL, "this build's SQLite lacks the FTS5 trigram tokenizer (%v): SQLite 3.34 or newer is required", err)
+	}
+	return db.mapErr("open "+db.path, err)
+}
+
+// setJournalMode applies Hermes' journal-mode policy: keep a file that is
+// already WAL, switch others to the configured mode, and trust the mode
+// SQLite reports back (some filesystems refuse WAL silently).
+func (db *DB) setJournalMode(ctx context.Context, want string) (string, error) {
+	var cur string
+	if err := db.write.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&cur); err != nil {
+		return "", db.mapErr("read journal mode of "+db.path, err)
+	}
+	cur = strings.ToLower(cur)
+	if cur != "wal" && cur != want {
+		var got string
+		var err error
+		for attempt := 0; attempt < 4; attempt++ {
+			err = db.write.QueryRowContext(ctx, "PRAGMA journal_mode="+want).Scan(&got)
+			if err == nil || !isBusy(err) {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if err != nil {
+			return "", db.mapErr("set journal mode of "+db.path, err)
+		}
+		cur = strings.ToLower(got)
+	}
+	if cur == "wal" {
+		if _, err := db.write.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit=%d", journalSizeLimit)); err != nil {
+			return "", db.mapErr("set journal_size_limit", err)
+		}
+	}
+	return cur, nil
+}
+
+// write runs fn inside BEGIN IMMEDIATE and commits. On SQLITE_BUSY/LOCKED the
+// whole transaction is retried with jitter (20–150 ms for the first 2 s, then
+// 250–1000 ms) until the patience budget runs out, so fn must be safe to run
+// again. Every 50th successful write runs a PASSIVE checkpoint.
+func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn func(tx *sql.Tx) error) error {
+	if patience == 0 {
+		patience = db.patience
+	}
+	start := time.Now()
+	deadline := start.Add(patience)
+	for {
+		err := db.writeOnce(ctx, fn)
+		if err == nil {
+			if db.writes.Add(1)%checkpointEvery == 0 && db.journalMode == "wal" {
+				_, _ = db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+			}
+			return nil
+		}
+		if !isBusy(err) {
+			return db.mapErr(op, err)
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			return &sessiondb.Error{Code: sessiondb.EBUSY, Err: err, Message: fmt.Sprintf(
+				"%s: database is locked: another process held the write lock of %s for over %s; the database itself is healthy, try again later",
+				op, db.path, patience.Round(time.Second))}
+		}
+		var pause time.Duration
+		if now.Sub(start) < writeRetrySlowAfter {
+			pause = jitter(20*time.Millisecond, 150*time.Millisecond)
+		} else {
+			pause = jitter(250*time.Millisecond, 1000*time.Millisecond)
+		}
+		pause = max(min(pause, deadline.Sub(now)), time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: ctx.Err(), Message: op + ": " + ctx.Err().Error()}
+		case <-time.After(pause):
+		}
+	}
+}
+
+func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func jitter(lo, hi time.Duration) time.Duration {
+	return lo + rand.N(hi-lo)
+}
+
+// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (any extended
+// code), judged by result code, not by message text.
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	return false
+}
+
+// isFTSCorrupt reports whether err is corruption scoped to an FTS5 index.
+func isFTSCorrupt(err error) bool {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	if se.ExtendedCode == sqlite3.ErrCorruptVTab {
+		return true
+	}
+	msg := se.Error()
+	return se.Code == sqlite3.ErrCorrupt && (strings.HasPrefix(msg, "fts5:") || strings.Contains(msg, "messages_fts"))
+}
+
+// mapErr translates a driver error into a *sessiondb.Error by result code.
+// Errors that already are *sessiondb.Error pass through unchanged.
+func (db *DB) mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *sessiondb.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: op + ": " + err.Error()}
+	}
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: op + ": " + err.Error()}
+	}
+	switch se.Code {
+	case sqlite3.ErrBusy, sqlite3.ErrLocked:
+		return &sessiondb.Error{Code: sessiondb.EBUSY, Err: err, Message: fmt.Sprintf("%s: database %s is locked by another process (%v); try again", op, db.path, err)}
+	case sqlite3.ErrCorrupt, sqlite3.ErrNotADB:
+		return &sessiondb.Error{Code: sessiondb.ECORRUPT, Err: err, Message: fmt.Sprintf(
+			"%s: database %s is damaged (%v); nothing was written. Copy what can be saved with `sessiondb recover`", op, db.path, err)}
+	case sqlite3.ErrReadonly, sqlite3.ErrPerm, sqlite3.ErrCantOpen, sqlite3.ErrAuth:
+		return &sessiondb.Error{Code: sessiondb.EINVALID, Err: err, Message: fmt.Sprintf("%s: cannot write %s (%v); check the permissions of the file and its directory", op, db.path, err)}
+	case sqlite3.ErrFull:
+		return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: fmt.Sprintf("%s: disk full writing %s; nothing was written", op, db.path)}
+	case sqlite3.ErrTooBig:
+		return &sessiondb.Error{Code: sessiondb.EINVALID, Err: err, Message: op + ": value too large for SQLite"}
+	}
+	return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: op + ": " + err.Error()}
+}

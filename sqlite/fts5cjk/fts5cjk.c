@@ -1,0 +1,286 @@
+/*
+** fts5cjk.c - the FTS5 tokenizer "cjk_unicode61".
+**
+** cjk_unicode61 wraps SQLite's built-in unicode61 tokenizer (created with
+** the same arguments) and post-processes every token it emits:
+**
+**   - a token without CJK code points is passed on untouched;
+**   - otherwise the token is split into maximal runs of CJK / non-CJK code
+**     points. A non-CJK run becomes one token, a CJK run of two or more code
+**     points becomes its overlapping bigrams (ABCD -> AB BC CD), and a CJK
+**     run of a single code point becomes that unigram.
+**
+** unicode61 alone keeps a whole CJK sentence as one token (CJK has no
+** spaces), so substring searches could never match; bigrams make any
+** 2+-character CJK query a phrase of bigrams that FTS5 can find. The token
+** stream must stay identical to Hermes Agent's tokenizer of the same name
+** because both programs maintain the same index.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "fts5cjk_sqlite.h"
+#include "fts5cjk.h"
+
+/* A cjk_unicode61 instance: the wrapped unicode61 methods and instance. */
+typedef struct CjkTokenizer {
+  fts5_tokenizer inner;
+  Fts5Tokenizer *pInner;
+} CjkTokenizer;
+
+/* Passed through unicode61's xTokenize to cjkToken(): the real consumer. */
+typedef struct CjkCtx {
+  void *pCtx;
+  int (*xToken)(void *, int, const char *, int, int, int);
+} CjkCtx;
+
+/* Hangul, CJK ideographs and Japanese kana; CJK punctuation is excluded. */
+static int cjkIsCjk(unsigned int c){
+  return (c >= 0xAC00 && c <= 0xD7A3)     /* Hangul syllables */
+      || (c >= 0x1100 && c <= 0x11FF)     /* Hangul Jamo */
+      || (c >= 0x3130 && c <= 0x318F)     /* Hangul compatibility Jamo */
+      || (c >= 0xA960 && c <= 0xA97F)     /* Hangul Jamo extended-A */
+      || (c >= 0xD7B0 && c <= 0xD7FF)     /* Hangul Jamo extended-B */
+      || (c >= 0x4E00 && c <= 0x9FFF)     /* CJK unified ideographs */
+      || (c >= 0x3400 && c <= 0x4DBF)     /* CJK extension A */
+      || (c >= 0xF900 && c <= 0xFAFF)     /* CJK compatibility ideographs */
+      || (c >= 0x20000 && c <= 0x2FA1F)   /* CJK extensions B.. + compat sup. */
+      || (c >= 0x3040 && c <= 0x309F)     /* Hiragana */
+      || (c >= 0x30A0 && c <= 0x30FF)     /* Katakana */
+      || (c >= 0x31F0 && c <= 0x31FF);    /* Katakana phonetic extensions */
+}
+
+/*
+** Decodes the code point at z (n>0 bytes available) into *pc and returns its
+** length. Deliberately lenient, exactly like Hermes: continuation bytes are
+** not validated, and a stray or truncated byte is a 1-byte "code point"
+** whose value is the byte itself (never CJK).
+*/
+static int cjkDecode(const unsigned char *z, int n, unsigned int *pc){
+  unsigned int b = z[0];
+  if( b < 0x80 ){
+    *pc = b;
+    return 1;
+  }
+  if( (b & 0xE0) == 0xC0 && n >= 2 ){
+    *pc = ((b & 0x1F) << 6) | (z[1] & 0x3F);
+    return 2;
+  }
+  if( (b & 0xF0) == 0xE0 && n >= 3 ){
+    *pc = ((b & 0x0F) << 12) | ((z[1] & 0x3F) << 6) | (z[2] & 0x3F);
+    return 3;
+  }
+  if( (b & 0xF8) == 0xF0 && n >= 4 ){
+    *pc = ((b & 0x07) << 18) | ((z[1] & 0x3F) << 12) | ((z[2] & 0x3F) << 6)
+        | (z[3] & 0x3F);
+    return 4;
+  }
+  *pc = b;
+  return 1;
+}
+
+/*
+** Emits bytes [a,b) of the (case-folded) parent token. Offsets into the
+** original text are approximated as iStart + position in the folded token,
+** clamped to iEnd since folding may change the byte length.
+*/
+static int cjkEmit(CjkCtx *p, int tflags, const char *pTok, int a, int b,
+                   int iStart, int iEnd){
+  int s = iStart + a < iEnd ? iStart + a : iEnd;
+  int e = iStart + b < iEnd ? iStart + b : iEnd;
+  return p->xToken(p->pCtx, tflags, pTok + a, b - a, s, e);
+}
+
+/* xToken callback given to unicode61: re-splits each token it emits. */
+static int cjkToken(void *pCtx, int tflags, const char *pToken, int nToken,
+                    int iStart, int iEnd){
+  CjkCtx *p = (CjkCtx *)pCtx;
+  const unsigned char *z = (const unsigned char *)pToken;
+  unsigned int c;
+  int i = 0, n, rc = SQLITE_OK;
+
+  /* Common case: no CJK at all -> forward the token exactly as received. */
+  while( i < nToken ){
+    n = cjkDecode(z + i, nToken - i, &c);
+    if( cjkIsCjk(c) ) break;
+    i += n;
+  }
+  if( i >= nToken ) return p->xToken(p->pCtx, tflags, pToken, nToken,
+                                     iStart, iEnd);
+
+  i = 0;
+  while( i < nToken && rc == SQLITE_OK ){
+    int a = i;                      /* start of the current run */
+    n = cjkDecode(z + i, nToken - i, &c);
+    i += n;
+    if( !cjkIsCjk(c) ){
+      /* Non-CJK run: extend to the next CJK code point, emit as one. */
+      while( i < nToken ){
+        n = cjkDecode(z + i, nToken - i, &c);
+        if( cjkIsCjk(c) ) break;
+        i += n;
+      }
+      rc = cjkEmit(p, tflags, pToken, a, i, iStart, iEnd);
+    }else{
+      /* CJK run: emit [previous, current] bigrams while it continues. */
+      int prev = a, nCp = 1;
+      while( i < nToken && rc == SQLITE_OK ){
+        n = cjkDecode(z + i, nToken - i, &c);
+        if( !cjkIsCjk(c) ) break;
+        rc = cjkEmit(p, tflags, pToken, prev, i + n, iStart, iEnd);
+        prev = i;
+        i += n;
+        nCp++;
+      }
+      if( nCp == 1 ) rc = cjkEmit(p, tflags, pToken, a, i, iStart, iEnd);
+    }
+  }
+  return rc;
+}
+
+/* xCreate: pUserData is the connection's fts5_api (see cjkAutoInit). */
+static int cjkCreate(void *pUserData, const char **azArg, int nArg,
+                     Fts5Tokenizer **ppOut){
+  fts5_api *pApi = (fts5_api *)pUserData;
+  void *pInnerData = 0;
+  CjkTokenizer *p;
+  int rc;
+
+  *ppOut = 0;
+  p = (CjkTokenizer *)sqlite3_malloc((int)sizeof(*p));
+  if( p == 0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  rc = pApi->xFindTokenizer(pApi, "unicode61", &pInnerData, &p->inner);
+  /* All our arguments belong to unicode61 (remove_diacritics, ...). */
+  if( rc == SQLITE_OK ){
+    rc = p->inner.xCreate(pInnerData, azArg, nArg, &p->pInner);
+  }
+  if( rc != SQLITE_OK ){
+    sqlite3_free(p);
+    return rc;
+  }
+  *ppOut = (Fts5Tokenizer *)p;
+  return SQLITE_OK;
+}
+
+static void cjkDelete(Fts5Tokenizer *pTok){
+  CjkTokenizer *p = (CjkTokenizer *)pTok;
+  if( p == 0 ) return;
+  if( p->pInner ) p->inner.xDelete(p->pInner);
+  sqlite3_free(p);
+}
+
+static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags,
+                       const char *pText, int nText,
+                       int (*xToken)(void *, int, const char *, int, int, int)){
+  CjkTokenizer *p = (CjkTokenizer *)pTok;
+  CjkCtx ctx;
+  ctx.pCtx = pCtx;
+  ctx.xToken = xToken;
+  return p->inner.xTokenize(p->pInner, &ctx, flags, pText, nText, cjkToken);
+}
+
+static fts5_tokenizer cjkMethods = { cjkCreate, cjkDelete, cjkTokenize };
+
+/*
+** Returns the connection's fts5_api, or NULL without FTS5, using the trick
+** documented in fts5.h / the FTS5 docs. If "fts5" is no function here the
+** failed prepare leaves an error code on db, and sqlite3_open() treats any
+** error left by an auto extension as fatal; a successful prepare clears it.
+*/
+static fts5_api *cjkFts5Api(sqlite3 *db){
+  fts5_api *pApi = 0;
+  sqlite3_stmt *pStmt = 0;
+  if( sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &pStmt, 0) == SQLITE_OK ){
+    sqlite3_bind_pointer(pStmt, 1, (void *)&pApi, "fts5_api_ptr", 0);
+    sqlite3_step(pStmt);
+  }else if( sqlite3_prepare_v2(db, "SELECT 1", -1, &pStmt, 0) != SQLITE_OK ){
+    pStmt = 0;
+  }
+  sqlite3_finalize(pStmt);
+  return pApi;
+}
+
+/* Auto-extension entry point, run by SQLite for every new connection. */
+static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
+  fts5_api *pApi = cjkFts5Api(db);
+  (void)pzErrMsg;
+  (void)pThunk;
+  if( pApi == 0 ) return SQLITE_OK;  /* no FTS5: the Go store reports it */
+  return pApi->xCreateTokenizer(pApi, "cjk_unicode61", pApi, &cjkMethods, 0);
+}
+
+int fts5cjk_auto_register(void){
+  return sqlite3_auto_extension((void (*)(void))cjkAutoInit);
+}
+
+/* ---- Test/debug aid: collect the token stream into an fts5cjk_buf. ---- */
+
+static int cjkCollect(void *pCtx, int tflags, const char *pToken, int nToken,
+                      int iStart, int iEnd){
+  fts5cjk_buf *b = (fts5cjk_buf *)pCtx;
+  fts5cjk_token *t;
+  if( b->nTok == b->nTokAlloc ){
+    int nNew = b->nTokAlloc ? b->nTokAlloc * 2 : 16;
+    void *a = realloc(b->aTok, (size_t)nNew * sizeof(*b->aTok));
+    if( a == 0 ) return SQLITE_NOMEM;
+    b->aTok = (fts5cjk_token *)a;
+    b->nTokAlloc = nNew;
+  }
+  if( b->nText + nToken > b->nTextAlloc ){
+    int nNew = (b->nTextAlloc ? b->nTextAlloc * 2 : 256) + nToken;
+    void *a = realloc(b->text, (size_t)nNew);
+    if( a == 0 ) return SQLITE_NOMEM;
+    b->text = (char *)a;
+    b->nTextAlloc = nNew;
+  }
+  t = &b->aTok[b->nTok++];
+  t->off = b->nText;
+  t->len = nToken;
+  t->start = iStart;
+  t->end = iEnd;
+  t->tflags = tflags;
+  if( nToken > 0 ) memcpy(b->text + b->nText, pToken, (size_t)nToken);
+  b->nText += nToken;
+  return SQLITE_OK;
+}
+
+int fts5cjk_tokens(const char **azArg, int nArg, const char *pText, int nText,
+                   fts5cjk_buf *pBuf, const char **pzStage){
+  sqlite3 *db = 0;
+  fts5_api *pApi;
+  fts5_tokenizer tok;
+  Fts5Tokenizer *pTok = 0;
+  void *pData = 0;
+  int rc;
+
+  *pzStage = "opening in-memory database";
+  rc = sqlite3_open(":memory:", &db);
+  if( rc == SQLITE_OK ){
+    *pzStage = "FTS5 is not available (build with -tags sqlite_fts5)";
+    pApi = cjkFts5Api(db);
+    rc = pApi ? SQLITE_OK : SQLITE_ERROR;
+  }
+  if( rc == SQLITE_OK ){
+    *pzStage = "finding tokenizer cjk_unicode61 (Register not effective?)";
+    rc = pApi->xFindTokenizer(pApi, "cjk_unicode61", &pData, &tok);
+  }
+  if( rc == SQLITE_OK ){
+    *pzStage = "creating tokenizer";
+    rc = tok.xCreate(pData, azArg, nArg, &pTok);
+  }
+  if( rc == SQLITE_OK ){
+    *pzStage = "tokenizing";
+    rc = tok.xTokenize(pTok, pBuf, FTS5_TOKENIZE_DOCUMENT, pText, nText,
+                       cjkCollect);
+    tok.xDelete(pTok);
+  }
+  sqlite3_close(db);  /* harmless on NULL */
+  return rc;
+}
+
+void fts5cjk_buf_free(fts5cjk_buf *pBuf){
+  free(pBuf->text);
+  free(pBuf->aTok);
+  memset(pBuf, 0, sizeof(*pBuf));
+}

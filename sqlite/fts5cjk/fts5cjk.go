@@ -1,0 +1,102 @@
+// Package fts5cjk provides the SQLite FTS5 tokenizer "cjk_unicode61".
+//
+// cjk_unicode61 wraps FTS5's built-in unicode61 tokenizer (all tokenizer
+// arguments, e.g. "remove_diacritics 2", are passed to unicode61) and splits
+// every token that contains CJK code points (Han, Hiragana, Katakana, Hangul)
+// into runs: non-CJK runs stay whole, CJK runs of two or more code points
+// become overlapping bigrams (大别山项目 → 大别 别山 山项 项目) and a lone CJK
+// code point stays a unigram. Its output is token-for-token identical to
+// Hermes Agent's tokenizer of the same name, so both programs can maintain
+// the same FTS5 index:
+//
+//	CREATE VIRTUAL TABLE t USING fts5(c, tokenize='cjk_unicode61')
+//
+// The tokenizer is written in C and registered on every SQLite connection of
+// the process through sqlite3_auto_extension, using the SQLite amalgamation
+// that github.com/mattn/go-sqlite3 links in. FTS5 exists only when building
+// with -tags sqlite_fts5; without it, registration is silently skipped.
+package fts5cjk
+
+/*
+#cgo CFLAGS: -O2
+#include <stdlib.h>
+#include "fts5cjk_sqlite.h"
+#include "fts5cjk.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	// Provides the sqlite3_* symbols the C code is linked against.
+	_ "github.com/mattn/go-sqlite3"
+)
+
+var registerOnce sync.Once
+
+// Register adds cjk_unicode61 to SQLite's auto-extension list, so that every
+// connection opened afterwards in this process (through database/sql with the
+// "sqlite3" driver or otherwise) has the tokenizer. It must be called before
+// the first connection that needs the tokenizer is opened: connections that
+// already exist (including idle ones in a database/sql pool) do not get it.
+// Calling it more than once is harmless.
+//
+// sqlite3_auto_extension fails only if SQLite cannot initialize itself or
+// allocate a few bytes; Register panics in that case.
+func Register() {
+	registerOnce.Do(func() {
+		if rc := C.fts5cjk_auto_register(); rc != 0 {
+			panic(fmt.Sprintf("fts5cjk: sqlite3_auto_extension: %s (code %d)",
+				C.GoString(C.sqlite3_errstr(rc)), int(rc)))
+		}
+	})
+}
+
+// Token is one token emitted by cjk_unicode61.
+type Token struct {
+	Text       string // token bytes (case-folded by unicode61)
+	Start, End int    // byte offsets of the token in the input text
+	Colocated  bool   // FTS5_TOKEN_COLOCATED was set
+}
+
+// Tokens runs cjk_unicode61, created with the tokenizer arguments args (as
+// they would follow the name in tokenize='cjk_unicode61 ...'), over text as
+// FTS5 does for document text, and returns the token stream. It is a
+// debugging and test aid: it calls Register and uses a private in-memory
+// connection for each call, so it is not meant for hot paths.
+func Tokens(text string, args ...string) ([]Token, error) {
+	Register()
+	// argv for xCreate; the extra slot keeps &cArgs[0] valid without args.
+	cArgs := make([]*C.char, len(args)+1)
+	for i, a := range args {
+		cArgs[i] = C.CString(a)
+	}
+	defer func() {
+		for _, p := range cArgs {
+			C.free(unsafe.Pointer(p))
+		}
+	}()
+	cText := C.CString(text)
+	defer C.free(unsafe.Pointer(cText))
+
+	var buf C.fts5cjk_buf
+	defer C.fts5cjk_buf_free(&buf)
+	var stage *C.char
+	rc := C.fts5cjk_tokens(&cArgs[0], C.int(len(args)), cText, C.int(len(text)), &buf, &stage)
+	if rc != 0 {
+		return nil, fmt.Errorf("fts5cjk: %s: %s (code %d)",
+			C.GoString(stage), C.GoString(C.sqlite3_errstr(rc)), int(rc))
+	}
+	toks := make([]Token, 0, int(buf.nTok))
+	for _, t := range unsafe.Slice(buf.aTok, int(buf.nTok)) {
+		toks = append(toks, Token{
+			Text:      C.GoStringN((*C.char)(unsafe.Add(unsafe.Pointer(buf.text), int(t.off))), t.len),
+			Start:     int(t.start),
+			End:       int(t.end),
+			Colocated: t.tflags&C.FTS5_TOKEN_COLOCATED != 0,
+		})
+	}
+	return toks, nil
+}

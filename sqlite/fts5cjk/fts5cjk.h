@@ -1,0 +1,34 @@
+/*
+** fts5cjk.h - C functions of package fts5cjk called from its Go code.
+*/
+#ifndef FTS5CJK_H
+#define FTS5CJK_H
+
+/* Adds the cjk_unicode61 registration to SQLite's auto-extension list. */
+int fts5cjk_auto_register(void);
+
+/* One token collected by fts5cjk_tokens(): bytes text[off, off+len). */
+typedef struct fts5cjk_token {
+  int off, len;     /* slice of fts5cjk_buf.text holding the token bytes */
+  int start, end;   /* byte offsets in the tokenized input */
+  int tflags;       /* FTS5_TOKEN_* flags as passed to xToken */
+} fts5cjk_token;
+
+/* Growable output buffer of fts5cjk_tokens(); release with fts5cjk_buf_free. */
+typedef struct fts5cjk_buf {
+  char *text;
+  int nText, nTextAlloc;
+  fts5cjk_token *aTok;
+  int nTok, nTokAlloc;
+} fts5cjk_buf;
+
+/*
+** Test/debug aid: tokenizes pText with a cjk_unicode61 instance created with
+** azArg on a private in-memory connection. Returns an SQLite result code; on
+** failure *pzStage names the step that failed.
+*/
+int fts5cjk_tokens(const char **azArg, int nArg, const char *pText, int nText,
+                   fts5cjk_buf *pBuf, const char **pzStage);
+void fts5cjk_buf_free(fts5cjk_buf *pBuf);
+
+#endif /* FTS5CJK_H */

@@ -1,0 +1,80 @@
+/*
+** fts5cjk_sqlite.h - the small slice of SQLite's public C API (sqlite3.h and
+** fts5.h) that the cjk_unicode61 tokenizer uses.
+**
+** The machine has no sqlite3.h and this package deliberately does not depend
+** on one: the functions below are provided at link time by the amalgamation
+** bundled in github.com/mattn/go-sqlite3 (global symbols), which the Go side
+** of this package imports. Types are kept opaque where SQLite keeps them
+** opaque; the FTS5 structs copy the exact layouts of the public, stable
+** fts5.h v1 tokenizer API (still supported by SQLite 3.54).
+*/
+#ifndef FTS5CJK_SQLITE_H
+#define FTS5CJK_SQLITE_H
+
+/* Result codes (sqlite3.h). */
+#define SQLITE_OK     0
+#define SQLITE_ERROR  1
+#define SQLITE_NOMEM  7
+#define SQLITE_ROW    100
+#define SQLITE_DONE   101
+
+/* Opaque handles (sqlite3.h). */
+typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
+
+int sqlite3_auto_extension(void (*xEntryPoint)(void));
+int sqlite3_open(const char *zFilename, sqlite3 **ppDb);
+int sqlite3_close(sqlite3 *db);
+int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte,
+                       sqlite3_stmt **ppStmt, const char **pzTail);
+int sqlite3_bind_pointer(sqlite3_stmt *pStmt, int iCol, void *pPtr,
+                         const char *zPtrType, void (*xDestructor)(void *));
+int sqlite3_step(sqlite3_stmt *pStmt);
+int sqlite3_finalize(sqlite3_stmt *pStmt);
+void *sqlite3_malloc(int n);
+void sqlite3_free(void *p);
+const char *sqlite3_errstr(int rc);
+
+/* FTS5 tokenizer API, version 1 (fts5.h). */
+typedef struct Fts5Tokenizer Fts5Tokenizer; /* opaque per-instance state */
+
+typedef struct fts5_tokenizer fts5_tokenizer;
+struct fts5_tokenizer {
+  int (*xCreate)(void *pUserData, const char **azArg, int nArg,
+                 Fts5Tokenizer **ppOut);
+  void (*xDelete)(Fts5Tokenizer *pTok);
+  int (*xTokenize)(Fts5Tokenizer *pTok, void *pCtx, int flags,
+                   const char *pText, int nText,
+                   int (*xToken)(void *pCtx, int tflags, const char *pToken,
+                                 int nToken, int iStart, int iEnd));
+};
+
+/* Flags for xTokenize() and for the xToken() callback (fts5.h). */
+#define FTS5_TOKENIZE_QUERY     0x0001
+#define FTS5_TOKENIZE_PREFIX    0x0002
+#define FTS5_TOKENIZE_DOCUMENT  0x0004
+#define FTS5_TOKENIZE_AUX       0x0008
+#define FTS5_TOKEN_COLOCATED    0x0001
+
+/*
+** fts5_api: only the first four members (iVersion and the v1 functions) are
+** declared. Later members (the v2 functions of iVersion>=3) follow them in
+** SQLite's struct and are never touched here, so this prefix is layout-exact.
+** xCreateFunction is never called; its callback parameter (an
+** fts5_extension_function in fts5.h) is spelled as a plain function pointer,
+** which has the same size.
+*/
+typedef struct fts5_api fts5_api;
+struct fts5_api {
+  int iVersion;
+  int (*xCreateTokenizer)(fts5_api *pApi, const char *zName, void *pUserData,
+                          fts5_tokenizer *pTokenizer,
+                          void (*xDestroy)(void *));
+  int (*xFindTokenizer)(fts5_api *pApi, const char *zName, void **ppUserData,
+                        fts5_tokenizer *pTokenizer);
+  int (*xCreateFunction)(fts5_api *pApi, const char *zName, void *pUserData,
+                         void (*xFunction)(void), void (*xDestroy)(void *));
+};
+
+#endif /* FTS5CJK_SQLITE_H */

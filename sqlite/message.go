@@ -1,0 +1,485 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+// Sane window for caller-supplied timestamps (Unix seconds): anything outside
+// is replaced by the store's clock.
+const (
+	epochMin = 946684800.0  // 2000-01-01
+	epochMax = 4102444800.0 // 2100-01-01
+)
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// row is a message prepared for INSERT: every value already scrubbed and
+// encoded as Hermes stores it.
+type row struct {
+	role                                                         string
+	content                                                      *string
+	toolCallID, toolName, effect, finish, platformID, apiContent any
+	displayKind                                                  any
+	toolCalls, reasoning, reasoningContent, reasoningDetails     any
+	codexReasoning, codexMessage, displayMetadata                any
+	tokenCount                                                   any
+	timestamp                                                    float64
+	observed, compressed                                         int
+	calls                                                        int
+}
+
+func (db *DB) prepare(m sessiondb.NewMessage) (*row, error) {
+	if m.Role == "" {
+		return nil, sessiondb.Errorf(sessiondb.EINVALID, "append message: a role is required (user, assistant, tool, system)")
+	}
+	content, err := sessiondb.EncodeContent(m.Content)
+	if err != nil {
+		return nil, err
+	}
+	r := &row{
+		role:        sessiondb.ScrubText(m.Role),
+		content:     content,
+		toolCallID:  nullString(m.ToolCallID),
+		toolName:    nullString(m.ToolName),
+		effect:      nullString(m.EffectDisposition),
+		finish:      nullString(m.FinishReason),
+		platformID:  nullString(m.PlatformMessageID),
+		apiContent:  nullString(m.APIContent),
+		displayKind: nullString(m.DisplayKind),
+		timestamp:   m.Timestamp,
+	}
+	if math.IsNaN(r.timestamp) || r.timestamp < epochMin || r.timestamp > epochMax {
+		r.timestamp = unixSeconds(db.now())
+	}
+	if m.TokenCount != nil {
+		r.tokenCount = *m.TokenCount
+	}
+	if m.Reasoning != nil {
+		r.reasoning = sessiondb.ScrubText(*m.Reasoning)
+	}
+	if m.ReasoningContent != nil {
+		r.reasoningContent = sessiondb.ScrubText(*m.ReasoningContent)
+	}
+	if m.Observed {
+		r.observed = 1
+	}
+	if m.CompressedSummary {
+		r.compressed = 1
+	}
+	calls, err := toolCallsJSON(m.ToolCalls)
+	if err != nil {
+		return nil, err
+	}
+	if calls != "" {
+		r.toolCalls = calls
+		r.calls = sessiondb.ToolCallCount(json.RawMessage(calls))
+	}
+	for _, f := range []struct {
+		name string
+		in   json.RawMessage
+		out  *any
+	}{
+		{"reasoning_details", m.ReasoningDetails, &r.reasoningDetails},
+		{"codex_reasoning_items", m.CodexReasoningItems, &r.codexReasoning},
+		{"codex_message_items", m.CodexMessageItems, &r.codexMessage},
+		{"display_metadata", m.DisplayMetadata, &r.displayMetadata},
+	} {
+		v, err := jsonColumn(f.name, f.in)
+		if err != nil {
+			return nil, err
+		}
+		*f.out = v
+	}
+	return r, nil
+}
+
+// toolCallsJSON normalises tool_calls: a JSON string holding JSON is
+// unwrapped, an empty value (null, "", [], {}) becomes NULL, anything else
+// must be valid JSON and is stored as given.
+func toolCallsJSON(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 {
+		return "", nil
+	}
+	if !json.Valid(raw) {
+		return "", sessiondb.Errorf(sessiondb.EINVALID, "append message: tool_calls is not valid JSON")
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if strings.TrimSpace(s) == "" {
+			return "", nil
+		}
+		if !json.Valid([]byte(s)) {
+			return "", sessiondb.Errorf(sessiondb.EINVALID, "append message: tool_calls string is not valid JSON")
+		}
+		raw = json.RawMessage(s)
+	}
+	if sessiondb.ToolCallCount(raw) == 0 {
+		return "", nil
+	}
+	return sessiondb.ScrubText(string(raw)), nil
+}
+
+// jsonColumn stores a JSON column: null/empty as NULL, a JSON string as the
+// string itself (not encoded twice), anything else as JSON text.
+func jsonColumn(name string, raw json.RawMessage) (any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if !json.Valid(raw) {
+		return nil, sessiondb.Errorf(sessiondb.EINVALID, "append message: %s is not valid JSON", name)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return sessiondb.ScrubText(s), nil
+	}
+	return sessiondb.ScrubText(string(raw)), nil
+}
+
+const insertMessageSQL = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls,
+	tool_name, effect_disposition, timestamp, token_count, finish_reason, reasoning, reasoning_content,
+	reasoning_details, codex_reasoning_items, codex_message_items, platform_message_id, observed,
+	_compressed_summary, active, api_content, display_kind, display_metadata)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
+
+// AppendMessage appends one message and updates the session's counters in
+// the same transaction. It is refused once the session ended with
+// 'compression' (the conversation continues in a child session).
+func (db *DB) AppendMessage(ctx context.Context, m sessiondb.NewMessage) (int64, error) {
+	r, err := db.prepare(m)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = db.writeTx(ctx, TranscriptWritePatience, fmt.Sprintf("append message to %q", m.SessionID), func(tx *sql.Tx) error {
+		if err := appendable(ctx, tx, m.SessionID); err != nil {
+			return err
+		}
+		id, err = insertMessage(ctx, tx, m.SessionID, r)
+		if err != nil {
+			return err
+		}
+		return bumpCounters(ctx, tx, m.SessionID, 1, r.countedCalls())
+	})
+	return id, err
+}
+
+// AppendMessages appends ms to one session in a single transaction: all of
+// them or none.
+func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []sessiondb.NewMessage) (int, error) {
+	rows := make([]*row, len(ms))
+	calls := 0
+	for i, m := range ms {
+		r, err := db.prepare(m)
+		if err != nil {
+			return 0, fmt.Errorf("message %d: %w", i+1, err)
+		}
+		rows[i] = r
+		calls += r.countedCalls()
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	err := db.writeTx(ctx, TranscriptWritePatience, fmt.Sprintf("append %d messages to %q", len(rows), sessionID), func(tx *sql.Tx) error {
+		if err := appendable(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if _, err := insertMessage(ctx, tx, sessionID, r); err != nil {
+				return err
+			}
+		}
+		return bumpCounters(ctx, tx, sessionID, len(rows), calls)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(rows), nil
+}
+
+// countedCalls is what a row adds to tool_call_count: tool results add
+// nothing, the calls themselves are counted on the assistant row.
+func (r *row) countedCalls() int {
+	if r.role == sessiondb.RoleTool {
+		return 0
+	}
+	return r.calls
+}
+
+func appendable(ctx context.Context, tx *sql.Tx, sessionID string) error {
+	var endReason sql.NullString
+	var endedAt sql.NullFloat64
+	err := tx.QueryRowContext(ctx, "SELECT ended_at, end_reason FROM sessions WHERE id = ?", sessionID).Scan(&endedAt, &endReason)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sessiondb.Errorf(sessiondb.ENOTFOUND, "session %q not found; create it first (sessiondb new --id %s --source SOURCE)", sessionID, sessionID)
+	}
+	if err != nil {
+		return err
+	}
+	if endedAt.Valid && endReason.String == sessiondb.EndReasonCompression {
+		return sessiondb.Errorf(sessiondb.ECONFLICT, "session %q ended with compression; append to its continuation session instead", sessionID)
+	}
+	return nil
+}
+
+func insertMessage(ctx context.Context, tx *sql.Tx, sessionID string, r *row) (int64, error) {
+	var content any
+	if r.content != nil {
+		content = *r.content
+	}
+	res, err := tx.ExecContext(ctx, insertMessageSQL, sessionID, r.role, content, r.toolCallID, r.toolCalls,
+		r.toolName, r.effect, r.timestamp, r.tokenCount, r.finish, r.reasoning, r.reasoningContent,
+		r.reasoningDetails, r.codexReasoning, r.codexMessage, r.platformID, r.observed,
+		r.compressed, r.apiContent, r.displayKind, r.displayMetadata)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+func bumpCounters(ctx context.Context, tx *sql.Tx, sessionID string, messages, calls int) error {
+	_, err := tx.ExecContext(ctx, `UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?,
+		tool_call_count = COALESCE(tool_call_count, 0) + ? WHERE id = ?`, messages, calls, sessionID)
+	return err
+}
+
+const messageColumns = `id, session_id, role, content, tool_call_id, tool_calls, tool_name,
+	effect_disposition, timestamp, token_count, finish_reason, reasoning, reasoning_content,
+	reasoning_details, codex_reasoning_items, codex_message_items, platform_message_id,
+	COALESCE(observed, 0), COALESCE(_compressed_summary, 0), COALESCE(active, 1), COALESCE(compacted, 0),
+	api_content, display_kind, display_metadata`
+
+func scanMessage(rs scanner) (*sessiondb.Message, error) {
+	var m sessiondb.Message
+	var content, toolCalls, details, codexR, codexM, meta sql.NullString
+	err := rs.Scan(&m.ID, &m.SessionID, &m.Role, &content, &m.ToolCallID, &toolCalls, &m.ToolName,
+		&m.EffectDisposition, &m.Timestamp, &m.TokenCount, &m.FinishReason, &m.Reasoning, &m.ReasoningContent,
+		&details, &codexR, &codexM, &m.PlatformMessageID,
+		&m.Observed, &m.CompressedSummary, &m.Active, &m.Compacted,
+		&m.APIContent, &m.DisplayKind, &meta)
+	if err != nil {
+		return nil, err
+	}
+	if content.Valid {
+		m.Content = sessiondb.DecodeContent(&content.String)
+	}
+	m.ToolCalls = rawJSON(toolCalls, "[]")
+	m.ReasoningDetails = rawJSON(details, "")
+	m.CodexReasoningItems = rawJSON(codexR, "")
+	m.CodexMessageItems = rawJSON(codexM, "")
+	m.DisplayMetadata = rawJSON(meta, "")
+	return &m, nil
+}
+
+// rawJSON returns a stored JSON column as raw JSON: NULL stays nil, valid
+// JSON is returned as it is, and invalid text becomes fallback (or, when
+// fallback is "", a JSON string holding the text).
+func rawJSON(s sql.NullString, fallback string) json.RawMessage {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	if json.Valid([]byte(s.String)) {
+		return json.RawMessage(s.String)
+	}
+	if fallback != "" {
+		return json.RawMessage(fallback)
+	}
+	b, _ := json.Marshal(s.String)
+	return b
+}
+
+// Messages returns a session's messages in id order; by default only active
+// rows. It returns ENOTFOUND when the session does not exist.
+func (db *DB) Messages(ctx context.Context, sessionID string, f sessiondb.MessageFilter) ([]*sessiondb.Message, error) {
+	if f.AfterID > 0 && (f.Latest || f.Offset > 0 || f.IncludeCompacted) {
+		return nil, sessiondb.Errorf(sessiondb.EINVALID, "messages: after_id cannot be combined with latest, offset or include_compacted")
+	}
+	if _, err := db.Session(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	where := []string{"session_id = ?"}
+	args := []any{sessionID}
+	switch {
+	case f.IncludeInactive:
+	case f.IncludeCompacted:
+		where = append(where, "(active = 1 OR compacted = 1)")
+	default:
+		where = append(where, "active = 1")
+	}
+	if f.AfterID > 0 {
+		where = append(where, "id > ?")
+		args = append(args, f.AfterID)
+	}
+	order := "id"
+	if f.Latest {
+		order = "id DESC"
+	}
+	q := "SELECT " + messageColumns + " FROM messages WHERE " + strings.Join(where, " AND ") + " ORDER BY " + order
+	if f.Limit > 0 || f.Offset > 0 {
+		limit := f.Limit
+		if limit <= 0 {
+			limit = -1
+		}
+		q += " LIMIT ? OFFSET ?"
+		args = append(args, limit, f.Offset)
+	}
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, db.mapErr("get messages", err)
+	}
+	defer rows.Close()
+	var out []*sessiondb.Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, db.mapErr("get messages", err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, db.mapErr("get messages", err)
+	}
+	if f.Latest {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, nil
+}
+
+var memoryContextRE = regexp.MustCompile(`(?s)<memory-context>.*?</memory-context>`)
+
+// Conversation returns a session's messages in the OpenAI chat format:
+// every message has role and content; other keys appear only when they carry
+// information. With IncludeAncestors the compression lineage comes first,
+// root to tip, and a user prompt replayed at the start of a continuation is
+// kept once.
+func (db *DB) Conversation(ctx context.Context, sessionID string, o sessiondb.ConversationOptions) ([]map[string]any, error) {
+	chain := []string{sessionID}
+	if o.IncludeAncestors {
+		var err error
+		if chain, err = db.compressionAncestors(ctx, sessionID); err != nil {
+			return nil, err
+		}
+	}
+	var out []map[string]any
+	for i, sid := range chain {
+		ms, err := db.Messages(ctx, sid, sessiondb.MessageFilter{IncludeInactive: o.IncludeInactive})
+		if err != nil {
+			return nil, err
+		}
+		for j, m := range ms {
+			msg := conversationMessage(m, o.IncludeRowIDs)
+			if i > 0 && j == 0 && m.Role == sessiondb.RoleUser && lastUserContent(out) == msg["content"] {
+				continue // the continuation replays the prompt its ancestor already holds
+			}
+			out = append(out, msg)
+		}
+	}
+	if out == nil {
+		out = []map[string]any{}
+	}
+	return out, nil
+}
+
+func lastUserContent(ms []map[string]any) any {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i]["role"] == sessiondb.RoleUser {
+			return ms[i]["content"]
+		}
+	}
+	return nil
+}
+
+func conversationMessage(m *sessiondb.Message, rowIDs bool) map[string]any {
+	msg := map[string]any{"role": m.Role, "content": m.Content}
+	if s, ok := m.Content.(string); ok && (m.Role == sessiondb.RoleUser || m.Role == sessiondb.RoleAssistant) {
+		msg["content"] = strings.TrimSpace(memoryContextRE.ReplaceAllString(s, ""))
+	}
+	if m.Content == nil {
+		msg["content"] = ""
+	}
+	if m.Timestamp != 0 {
+		msg["timestamp"] = m.Timestamp
+	}
+	putString := func(key string, v *string) {
+		if v != nil && *v != "" {
+			msg[key] = *v
+		}
+	}
+	putJSON := func(key string, raw json.RawMessage) {
+		if len(raw) == 0 {
+			return
+		}
+		var v any
+		if json.Unmarshal(raw, &v) == nil && v != nil {
+			msg[key] = v
+		}
+	}
+	putString("tool_call_id", m.ToolCallID)
+	putString("tool_name", m.ToolName)
+	putString("effect_disposition", m.EffectDisposition)
+	putString("api_content", m.APIContent)
+	putString("display_kind", m.DisplayKind)
+	putString("message_id", m.PlatformMessageID)
+	putJSON("display_metadata", m.DisplayMetadata)
+	if calls := sessiondb.ToolCallCount(m.ToolCalls); calls > 0 {
+		putJSON("tool_calls", m.ToolCalls)
+	}
+	if m.Observed {
+		msg["observed"] = true
+	}
+	if m.Role == sessiondb.RoleAssistant {
+		putString("finish_reason", m.FinishReason)
+		putString("reasoning", m.Reasoning)
+		if m.ReasoningContent != nil {
+			msg["reasoning_content"] = *m.ReasoningContent
+		}
+		putJSON("reasoning_details", m.ReasoningDetails)
+		putJSON("codex_reasoning_items", m.CodexReasoningItems)
+		putJSON("codex_message_items", m.CodexMessageItems)
+	}
+	if rowIDs {
+		msg["_row_id"] = m.ID
+	}
+	return msg
+}
+
+// compressionAncestors returns the session's compression lineage, root
+// first: parents are followed while they ended with 'compression'.
+func (db *DB) compressionAncestors(ctx context.Context, id string) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, `WITH RECURSIVE up(id, parent, depth) AS (
+			SELECT id, parent_session_id, 0 FROM sessions WHERE id = ?
+			UNION ALL
+			SELECT p.id, p.parent_session_id, up.depth + 1 FROM sessions p JOIN up ON p.id = up.parent
+			WHERE p.end_reason = 'compression' AND up.depth < 1000)
+		SELECT id FROM up ORDER BY depth DESC`, id)
+	if err != nil {
+		return nil, db.mapErr("get lineage", err)
+	}
+	defer rows.Close()
+	var chain []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, db.mapErr("get lineage", err)
+		}
+		chain = append(chain, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, db.mapErr("get lineage", err)
+	}
+	if len(chain) == 0 {
+		return nil, notFound(id)
+	}
+	return chain, nil
+}

@@ -1,0 +1,52 @@
+package sessiondb
+
+import "context"
+
+// Store is the contract every storage backend implements. Each method is one
+// transaction; methods that take a session id return an ENOTFOUND *Error when
+// the session does not exist (except EnsureSession and CreateSession, which
+// create it).
+type Store interface {
+	// CreateSession inserts a session, or merges into an existing row with
+	// the same id where the first writer wins. It returns the session id.
+	CreateSession(ctx context.Context, s NewSession) (string, error)
+	// EnsureSession creates the session if it does not exist and otherwise
+	// leaves the row untouched.
+	EnsureSession(ctx context.Context, id, source, model string) (string, error)
+	// Session returns one session with its system prompt resolved.
+	Session(ctx context.Context, id string) (*Session, error)
+	// EndSession ends a session; the first end reason wins.
+	EndSession(ctx context.Context, id, reason string) error
+	// ReopenSession clears ended_at and end_reason.
+	ReopenSession(ctx context.Context, id string) error
+	// UpdateSystemPrompt stores the prompt once by SHA-256 and points the
+	// session at it.
+	UpdateSystemPrompt(ctx context.Context, id, prompt string) error
+	// UpdateTokenCounts adds (or sets) token, call and cost totals.
+	UpdateTokenCounts(ctx context.Context, id string, u TokenUpdate) error
+	// ResolveSessionID returns the id matching an exact id or a unique prefix.
+	ResolveSessionID(ctx context.Context, idOrPrefix string) (string, error)
+	// Meta returns a state_meta value and whether the key exists.
+	Meta(ctx context.Context, key string) (string, bool, error)
+	// SetMeta upserts a state_meta value.
+	SetMeta(ctx context.Context, key, value string) error
+
+	// AppendMessage appends one message and returns its id.
+	AppendMessage(ctx context.Context, m NewMessage) (int64, error)
+	// AppendMessages appends all messages to one session, or none of them.
+	AppendMessages(ctx context.Context, sessionID string, ms []NewMessage) (int, error)
+	// Messages returns a session's messages in id order.
+	Messages(ctx context.Context, sessionID string, f MessageFilter) ([]*Message, error)
+	// Conversation returns a session's messages in the OpenAI chat format.
+	Conversation(ctx context.Context, sessionID string, o ConversationOptions) ([]map[string]any, error)
+
+	// Close releases the store's connections.
+	Close() error
+}
+
+// ConversationOptions modify Store.Conversation.
+type ConversationOptions struct {
+	IncludeAncestors bool // prepend the compression lineage, root first
+	IncludeInactive  bool // include rows archived by compaction
+	IncludeRowIDs    bool // add "_row_id" to every message
+}
