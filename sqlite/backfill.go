@@ -120,8 +120,4 @@ func backfillStep(ctx context.Context, tx *sql.Tx, t backfillTarget) (int64, err
 	return max(next-p, 1), err
 }
 
-func (db *DB) legacy() bool {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return db.layout == layoutLegacy
-}
+func (db *DB) legacy() bool { return db.currentLayout() == layoutLegacy }

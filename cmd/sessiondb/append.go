@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+func newAppendCommand() *command {
+	var (
+		m                                   sessiondb.NewMessage
+		content, contentFile, toolCalls     string
+		reasoning, jsonl                    string
+		tokenCount                          int64
+		setContent, setReasoning, setTokens bool
+	)
+	return &command{
+		name:     "append",
+		synopsis: "append a message to a session, or many from JSON lines",
+		usage: `Usage: sessiondb [--db PATH] append SESSION --role ROLE [--content TEXT | --content-file PATH|-]
+                 [--tool-calls JSON] [--tool-call-id ID] [--tool-name NAME] [--reasoning TEXT]
+                 [--finish-reason R] [--token-count N]
+       sessiondb [--db PATH] append --jsonl PATH|-
+
+Appends one message and prints its id. SESSION is an id or a unique id prefix.
+With --jsonl, reads one JSON object per line (session_id, role, content and any
+other message field, e.g. tool_calls, reasoning) and prints how many messages
+were appended. Every line is checked before anything is written; consecutive
+lines of one session are appended in one transaction.
+
+Options:
+  --role ROLE           user, assistant, tool or system (required)
+  --content TEXT        the message text
+  --content-file PATH   read the text from a file, or - for standard input
+  --tool-calls JSON     the assistant's tool calls, a JSON list
+  --tool-call-id ID     the call a tool result answers
+  --tool-name NAME      the tool that produced a tool result
+  --reasoning TEXT      the assistant's reasoning
+  --finish-reason R     why generation stopped, e.g. stop, tool_calls
+  --token-count N       tokens in the message
+  --jsonl PATH|-        append JSON lines from a file or standard input
+
+Examples:
+  sessiondb append 20260501_120000_abcdef --role user --content "deploy the app"
+  echo '{"session_id":"s1","role":"user","content":"hi"}' | sessiondb append --jsonl -
+`,
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&m.Role, "role", "", "")
+			fs.Func("content", "", func(s string) error { content, setContent = s, true; return nil })
+			fs.StringVar(&contentFile, "content-file", "", "")
+			fs.StringVar(&toolCalls, "tool-calls", "", "")
+			fs.StringVar(&m.ToolCallID, "tool-call-id", "", "")
+			fs.StringVar(&m.ToolName, "tool-name", "", "")
+			fs.Func("reasoning", "", func(s string) error { reasoning, setReasoning = s, true; return nil })
+			fs.StringVar(&m.FinishReason, "finish-reason", "", "")
+			fs.Func("token-count", "", func(s string) error {
+				setTokens = true
+				_, err := fmt.Sscan(s, &tokenCount)
+				return err
+			})
+			fs.StringVar(&jsonl, "jsonl", "", "")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			if jsonl != "" {
+				if len(args) > 0 || m.Role != "" {
+					return usagef("--jsonl takes no SESSION and no message options")
+				}
+				return appendJSONL(ctx, e, jsonl)
+			}
+			arg, err := oneArg(args, "SESSION")
+			if err != nil {
+				return err
+			}
+			if m.Role == "" {
+				return usagef("--role is required")
+			}
+			if setContent && contentFile != "" {
+				return usagef("give --content or --content-file, not both")
+			}
+			if contentFile != "" {
+				b, err := readInput(e, contentFile)
+				if err != nil {
+					return err
+				}
+				content, setContent = string(b), true
+			}
+			if setContent {
+				m.Content = content
+			}
+			if toolCalls != "" {
+				m.ToolCalls = json.RawMessage(toolCalls)
+			}
+			if setReasoning {
+				m.Reasoning = &reasoning
+			}
+			if setTokens {
+				m.TokenCount = &tokenCount
+			}
+			db, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if m.SessionID, err = resolve(ctx, db, arg); err != nil {
+				return err
+			}
+			id, err := db.AppendMessage(ctx, m)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(e.stdout, id)
+			return err
+		},
+	}
+}
+
+// readInput reads a whole file, or standard input for "-".
+func readInput(e *env, path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(e.stdin)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("read %s: %v", path, err)
+	}
+	return b, nil
+}
+
+func appendJSONL(ctx context.Context, e *env, path string) error {
+	var r io.Reader = e.stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return usagef("read %s: %v", path, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	var msgs []sessiondb.NewMessage
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var m sessiondb.NewMessage
+		if err := json.Unmarshal(text, &m); err != nil {
+			return sessiondb.Errorf(sessiondb.EINVALID, "line %d: %v; nothing was appended", line, err)
+		}
+		if m.SessionID == "" || m.Role == "" {
+			return sessiondb.Errorf(sessiondb.EINVALID, "line %d: session_id and role are required; nothing was appended", line)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	db, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	appended := 0
+	for start := 0; start < len(msgs); {
+		end := start + 1
+		for end < len(msgs) && msgs[end].SessionID == msgs[start].SessionID {
+			end++
+		}
+		n, err := db.AppendMessages(ctx, msgs[start].SessionID, msgs[start:end])
+		if err != nil {
+			return fmt.Errorf("%w (lines for session %q not appended; %d messages appended before)", err, msgs[start].SessionID, appended)
+		}
+		appended += n
+		start = end
+	}
+	_, err = fmt.Fprintf(e.stdout, "%d\n", appended)
+	return err
+}

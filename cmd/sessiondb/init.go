@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+func newInitCommand() *command {
+	var asJSON bool
+	return &command{
+		name:     "init",
+		synopsis: "create the database, or upgrade it to the newest Hermes schema",
+		usage: `Usage: sessiondb [--db PATH] init [--json]
+
+Creates the database when it does not exist, or upgrades an existing Hermes
+state.db of any schema version in place without losing a row, then finishes
+any pending search-index backfill (showing progress on a terminal).
+
+Options:
+  --json   print {"path","schema_version","journal_mode"}
+
+Examples:
+  sessiondb init
+  sessiondb --db ./state.db init --json
+`,
+		flags: func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "") },
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return usagef("init takes no arguments")
+			}
+			db, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			bar := newProgress(e.stderr, "indexing")
+			if err := db.Backfill(ctx, bar.update); err != nil {
+				return err
+			}
+			bar.done()
+			in, err := db.Info(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, struct {
+					Path          string `json:"path"`
+					SchemaVersion int    `json:"schema_version"`
+					JournalMode   string `json:"journal_mode"`
+				}{in.Path, in.SchemaVersion, in.JournalMode})
+			}
+			_, err = fmt.Fprintf(e.stdout, "%s: schema version %d (sessiondb writes %d), journal mode %s\n",
+				in.Path, in.SchemaVersion, sqlite.SchemaVersion, in.JournalMode)
+			return err
+		},
+	}
+}

@@ -1,0 +1,223 @@
+// Command sessiondb creates, appends to, inspects and maintains a
+// Hermes-compatible session database (state.db).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitUsage    = 2
+	exitNotFound = 3
+	exitBusy     = 4
+	exitCorrupt  = 5
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is what every command runs with: the streams and the global options.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	dbPath         string
+}
+
+// command is one subcommand: its flags are registered by flags, and run
+// executes it with the positional arguments.
+type command struct {
+	name, synopsis, usage string
+	flags                 func(fs *flag.FlagSet)
+	run                   func(ctx context.Context, e *env, args []string) error
+}
+
+var commands = map[string]func() *command{
+	"init":   newInitCommand,
+	"info":   newInfoCommand,
+	"new":    newNewCommand,
+	"append": newAppendCommand,
+	"end":    newEndCommand,
+	"reopen": newReopenCommand,
+	"show":   newShowCommand,
+}
+
+// usageError is an error in the command line itself (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// Run runs the command line args and returns the exit status.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	global := flag.NewFlagSet("sessiondb", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	global.StringVar(&e.dbPath, "db", "", "")
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "sessiondb: %v\n", err)
+		return exitUsage
+	}
+	rest := global.Args()
+	if len(rest) == 0 || rest[0] == "help" {
+		if len(rest) > 1 {
+			if mk, ok := commands[rest[1]]; ok {
+				fmt.Fprint(stdout, mk().usage)
+				return exitOK
+			}
+		}
+		printUsage(stdout)
+		if len(rest) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	mk, ok := commands[rest[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "sessiondb: unknown command %q; run `sessiondb help` for the list\n", rest[0])
+		return exitUsage
+	}
+	cmd := mk()
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&e.dbPath, "db", e.dbPath, "")
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	pos, err := parseInterleaved(fs, rest[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, cmd.usage)
+		return exitOK
+	}
+	if err == nil {
+		err = cmd.run(ctx, e, pos)
+	}
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) || isFlagError(err) {
+		fmt.Fprintf(stderr, "sessiondb %s: %v\n\n%s", cmd.name, err, cmd.usage)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "sessiondb %s: %v\n", cmd.name, err)
+	switch sessiondb.ErrorCode(err) {
+	case sessiondb.ENOTFOUND:
+		return exitNotFound
+	case sessiondb.EBUSY:
+		return exitBusy
+	case sessiondb.ECORRUPT:
+		return exitCorrupt
+	case sessiondb.EINVALID:
+		return exitUsage
+	}
+	return exitError
+}
+
+// flagError marks errors from flag parsing.
+type flagError struct{ error }
+
+func isFlagError(err error) bool { return errors.As(err, new(flagError)) }
+
+// parseInterleaved parses flags that may come before, between or after the
+// positional arguments, and returns the positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, flagError{err}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `sessiondb manages a Hermes-compatible session database (state.db).
+
+Usage:
+  sessiondb [--db PATH] COMMAND [options] [arguments]
+
+The database is --db PATH, else $HERMES_HOME/state.db, else ~/.hermes/state.db.
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n]().synopsis)
+	}
+	fmt.Fprint(w, "\nRun `sessiondb help COMMAND` for a command's options and examples.\n")
+}
+
+// open opens the database the command line names.
+func (e *env) open() (*sqlite.DB, error) {
+	path := e.dbPath
+	if path == "" {
+		var err error
+		if path, err = sqlite.DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	return sqlite.Open(path, sqlite.Options{})
+}
+
+// resolve turns a session argument (an id or a unique id prefix) into an id.
+func resolve(ctx context.Context, db *sqlite.DB, arg string) (string, error) {
+	return db.ResolveSessionID(ctx, arg)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// oneArg checks that exactly one positional argument, named what, was given.
+func oneArg(args []string, what string) (string, error) {
+	switch len(args) {
+	case 0:
+		return "", usagef("missing %s", what)
+	case 1:
+		return args[0], nil
+	}
+	return "", usagef("unexpected arguments: %s", strings.Join(args[1:], " "))
+}
