@@ -356,7 +356,21 @@ func (db *DB) Messages(ctx context.Context, sessionID string, f sessiondb.Messag
 	return out, nil
 }
 
-var memoryContextRE = regexp.MustCompile(`(?s)<memory-context>.*?</memory-context>`)
+// memoryContextREs strip recalled-memory blocks that leaked into stored
+// user and assistant text, in Hermes' order: whole blocks, the system note
+// that introduces them, then stray tags.
+var memoryContextREs = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)<\s*memory-context\s*>[\s\S]*?</\s*memory-context\s*>`),
+	regexp.MustCompile(`(?i)\[System note:\s*The following is recalled memory context,\s*NOT new user input\.\s*Treat as (?:informational background data|authoritative reference data[^\]]*)\.\]\s*`),
+	regexp.MustCompile(`(?i)</?\s*memory-context\s*>`),
+}
+
+func stripMemoryContext(s string) string {
+	for _, re := range memoryContextREs {
+		s = re.ReplaceAllString(s, "")
+	}
+	return strings.TrimSpace(s)
+}
 
 // Conversation returns a session's messages in the OpenAI chat format:
 // every message has role and content; other keys appear only when they carry
@@ -377,10 +391,10 @@ func (db *DB) Conversation(ctx context.Context, sessionID string, o sessiondb.Co
 		if err != nil {
 			return nil, err
 		}
-		for j, m := range ms {
+		for _, m := range ms {
 			msg := conversationMessage(m, o.IncludeRowIDs)
-			if i > 0 && j == 0 && m.Role == sessiondb.RoleUser && lastUserContent(out) == msg["content"] {
-				continue // the continuation replays the prompt its ancestor already holds
+			if i > 0 && m.Role == sessiondb.RoleUser && replayed(out, msg) {
+				continue // a continuation replays a prompt its ancestor already holds
 			}
 			out = append(out, msg)
 		}
@@ -391,19 +405,36 @@ func (db *DB) Conversation(ctx context.Context, sessionID string, o sessiondb.Co
 	return out, nil
 }
 
-func lastUserContent(ms []map[string]any) any {
-	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i]["role"] == sessiondb.RoleUser {
-			return ms[i]["content"]
+// replayed reports whether user message msg repeats one already in ms: a
+// clone (same timestamp and content) anywhere, or the same content in the
+// current turn (scanning back to the last assistant message with content or
+// tool calls).
+func replayed(ms []map[string]any, msg map[string]any) bool {
+	text, ok := msg["content"].(string)
+	if !ok || text == "" {
+		return false
+	}
+	for _, m := range ms {
+		if m["role"] == sessiondb.RoleUser && m["content"] == text && m["timestamp"] == msg["timestamp"] {
+			return true
 		}
 	}
-	return nil
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := ms[i]
+		if m["role"] == sessiondb.RoleAssistant && (m["content"] != "" || m["tool_calls"] != nil) {
+			return false
+		}
+		if m["role"] == sessiondb.RoleUser && m["content"] == text {
+			return true
+		}
+	}
+	return false
 }
 
 func conversationMessage(m *sessiondb.Message, rowIDs bool) map[string]any {
 	msg := map[string]any{"role": m.Role, "content": m.Content}
 	if s, ok := m.Content.(string); ok && (m.Role == sessiondb.RoleUser || m.Role == sessiondb.RoleAssistant) {
-		msg["content"] = strings.TrimSpace(memoryContextRE.ReplaceAllString(s, ""))
+		msg["content"] = stripMemoryContext(s)
 	}
 	if m.Content == nil {
 		msg["content"] = ""

@@ -105,11 +105,17 @@ func (db *DB) migrate(ctx context.Context) error {
 }
 
 func migrateTx(ctx context.Context, tx *sql.Tx) (ftsLayout, error) {
-	if _, err := tx.ExecContext(ctx, ddlSchema); err != nil {
+	// Tables first, then the columns older files lack, then the indexes
+	// that may name those columns.
+	tables, indexes := splitSchema(ddlSchema)
+	if _, err := tx.ExecContext(ctx, tables); err != nil {
 		return 0, fmt.Errorf("create tables: %w", err)
 	}
 	if err := reconcileColumns(ctx, tx); err != nil {
 		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, indexes); err != nil {
+		return 0, fmt.Errorf("create indexes: %w", err)
 	}
 	if err := healRoutingPK(ctx, tx); err != nil {
 		return 0, err
@@ -149,6 +155,33 @@ func migrateTx(ctx context.Context, tx *sql.Tx) (ftsLayout, error) {
 		}
 	}
 	return layout, nil
+}
+
+// splitSchema splits schema.sql into its CREATE TABLE and CREATE INDEX
+// statements.
+func splitSchema(ddl string) (tables, indexes string) {
+	var t, i strings.Builder
+	for _, stmt := range strings.Split(ddl, ";\n") {
+		body := strings.TrimSpace(stripComments(stmt))
+		switch {
+		case body == "":
+		case strings.HasPrefix(body, "CREATE INDEX"), strings.HasPrefix(body, "CREATE UNIQUE INDEX"):
+			i.WriteString(body + ";\n")
+		default:
+			t.WriteString(body + ";\n")
+		}
+	}
+	return t.String(), i.String()
+}
+
+func stripComments(s string) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // expectedColumns maps every table of schema.sql to its columns, in order,
@@ -244,6 +277,9 @@ func reconcileColumns(ctx context.Context, tx *sql.Tx) error {
 		live, err := tableInfo(ctx, tx, t.table)
 		if err != nil {
 			return err
+		}
+		if len(live) == 0 {
+			continue // not created yet
 		}
 		have := map[string]bool{}
 		for _, c := range live {
@@ -345,9 +381,6 @@ func (db *DB) healUsagePK(ctx context.Context) error {
 	}
 	defer tx.Rollback()
 	// reconcile first so the legacy table has every column the copy reads
-	if _, err := tx.ExecContext(ctx, ddlSchema); err != nil {
-		return db.mapErr("heal session_model_usage", err)
-	}
 	if err := reconcileColumns(ctx, tx); err != nil {
 		return db.mapErr("heal session_model_usage", err)
 	}

@@ -121,10 +121,28 @@ func TestFixturesUpgrade(t *testing.T) {
 			}
 			checkIntegrity(t, raw)
 
-			// Reopening is idempotent.
+			// Every column of a fresh file exists, in every table.
+			fresh := rawDB(t, MustOpen(t).Path())
+			for _, tbl := range []string{"sessions", "messages", "session_model_usage", "system_prompts", "state_meta",
+				"gateway_routing", "gateway_hygiene_state", "conversation_generations", "gateway_heartbeats",
+				"compression_locks", "session_turn_leases", "async_delegations"} {
+				if got, want := columns(t, raw, tbl), columns(t, fresh, tbl); !subset(want, got) {
+					t.Errorf("%s columns %v lack some of %v", tbl, got, want)
+				}
+			}
+
+			// Reopening changes nothing: no index is rebuilt a second time.
+			segments := func() string {
+				var s string
+				raw.QueryRow("SELECT group_concat(id) FROM (SELECT id FROM messages_fts_data UNION ALL SELECT id FROM messages_fts_trigram_data)").Scan(&s)
+				return s
+			}
+			segs := segments()
 			db.Close()
-			db2 := MustOpenPath(t, path)
-			_ = db2
+			MustOpenPath(t, path)
+			if after := segments(); after != segs {
+				t.Errorf("second open rebuilt an index")
+			}
 			checkIntegrity(t, raw)
 		})
 	}
@@ -202,4 +220,144 @@ func loadFixtureJSON(tb testing.TB, name string) fixtureJSON {
 		tb.Fatal(err)
 	}
 	return f
+}
+
+func columns(tb testing.TB, db *sql.DB, table string) []string {
+	tb.Helper()
+	rows, err := db.Query("SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		out = append(out, n)
+	}
+	return out
+}
+
+func subset(small, big []string) bool {
+	have := map[string]bool{}
+	for _, b := range big {
+		have[b] = true
+	}
+	for _, s := range small {
+		if !have[s] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNewerSchemaIsKept(t *testing.T) {
+	db := MustOpen(t)
+	path := db.Path()
+	raw := rawDB(t, path)
+	for _, stmt := range []string{
+		"UPDATE schema_version SET version = 31",
+		"ALTER TABLE sessions ADD COLUMN future_column TEXT DEFAULT 'x'",
+		"CREATE TABLE future_table (k TEXT)",
+		"INSERT INTO future_table VALUES ('kept')",
+	} {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	db = MustOpenPath(t, path)
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s1", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, raw, "SELECT version FROM schema_version"); got != 31 {
+		t.Errorf("schema_version = %d, want 31 (never lowered)", got)
+	}
+	var v string
+	raw.QueryRow("SELECT future_column FROM sessions WHERE id = 's1'").Scan(&v)
+	if v != "x" {
+		t.Errorf("future column = %q, want its default", v)
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM future_table"); got != 1 {
+		t.Errorf("future table rows = %d", got)
+	}
+}
+
+func TestPrimaryKeyHeals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	raw := rawDB(t, path)
+	for _, stmt := range []string{
+		"CREATE TABLE schema_version (version INTEGER NOT NULL)",
+		"INSERT INTO schema_version VALUES (21)",
+		"CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, started_at REAL NOT NULL, title TEXT, input_tokens INTEGER DEFAULT 0)",
+		"INSERT INTO sessions (id, source, started_at, title, input_tokens) VALUES ('a', 'cli', 1, 'dup', 5), ('b', 'cli', 2, 'dup', 0)",
+		"CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT, timestamp REAL NOT NULL)",
+		`CREATE TABLE session_model_usage (session_id TEXT NOT NULL, model TEXT NOT NULL, billing_provider TEXT NOT NULL DEFAULT '',
+			billing_base_url TEXT NOT NULL DEFAULT '', billing_mode TEXT NOT NULL DEFAULT '', input_tokens INTEGER NOT NULL DEFAULT 0,
+			PRIMARY KEY (session_id, model, billing_provider, billing_base_url, billing_mode))`,
+		"INSERT INTO session_model_usage (session_id, model, input_tokens) VALUES ('a', 'm', 5), ('gone', 'm', 7)",
+		"CREATE TABLE gateway_routing (session_key TEXT PRIMARY KEY, scope TEXT, entry_json TEXT NOT NULL, updated_at REAL NOT NULL)",
+		"INSERT INTO gateway_routing VALUES ('k1', NULL, '{}', 1), ('k2', 'x', '{}', 2)",
+	} {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	MustOpenPath(t, path)
+	if got := count(t, raw, "SELECT COUNT(*) FROM pragma_table_info('session_model_usage') WHERE name = 'task' AND pk > 0"); got != 1 {
+		t.Error("task is not part of the session_model_usage primary key")
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM session_model_usage"); got != 2 {
+		t.Errorf("session_model_usage rows = %d, want 2 (a usage row of a deleted session is kept too)", got)
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM pragma_table_info('gateway_routing') WHERE pk > 0"); got != 2 {
+		t.Error("gateway_routing primary key not healed")
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM gateway_routing WHERE scope = ''"); got != 1 {
+		t.Errorf("NULL scope not healed to ''")
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM sessions WHERE title = 'dup'"); got != 1 {
+		t.Errorf("duplicate titles not healed")
+	}
+	var keeper string
+	raw.QueryRow("SELECT id FROM sessions WHERE title = 'dup'").Scan(&keeper)
+	if keeper != "b" {
+		t.Errorf("title kept by %q, want the newest row b", keeper)
+	}
+	if got := count(t, raw, "SELECT version FROM schema_version"); got != sqlite.SchemaVersion {
+		t.Errorf("schema_version = %d", got)
+	}
+	checkIntegrity(t, raw)
+}
+
+func TestStaleCJKIndexIsRestored(t *testing.T) {
+	db := MustOpen(t)
+	path := db.Path()
+	db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"})
+	db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "before 东京"})
+	db.Close()
+
+	// A Hermes without the tokenizer: marks the index stale, drops its
+	// triggers, and writes rows the CJK index never sees.
+	raw := rawDB(t, path)
+	for _, stmt := range []string{
+		"INSERT INTO state_meta (key, value) VALUES ('fts_cjk_stale', '1')",
+		"DROP TRIGGER messages_fts_cjk_insert", "DROP TRIGGER messages_fts_cjk_delete", "DROP TRIGGER messages_fts_cjk_update",
+		"INSERT INTO messages (session_id, role, content, timestamp, active) VALUES ('s', 'user', 'gap 大阪', 1777593600, 1)",
+	} {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db = MustOpenPath(t, path)
+	if _, ok, _ := db.Meta(ctx, "fts_cjk_stale"); ok {
+		t.Error("fts_cjk_stale still set")
+	}
+	if got := count(t, raw, `SELECT COUNT(*) FROM messages_fts_cjk WHERE messages_fts_cjk MATCH '"大阪"'`); got != 1 {
+		t.Errorf("row written during the gap not indexed")
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts_cjk_%'"); got != 3 {
+		t.Errorf("%d cjk triggers, want 3", got)
+	}
+	checkIntegrity(t, raw)
 }
