@@ -179,6 +179,11 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []session
 	rows := make([]*row, len(ms))
 	calls := 0
 	for i, m := range ms {
+		if m.Role != sessiondb.RoleAssistant {
+			// A batch keeps reasoning for assistant rows only, as Hermes does.
+			m.Reasoning, m.ReasoningContent, m.ReasoningDetails = nil, nil, nil
+			m.CodexReasoningItems, m.CodexMessageItems = nil, nil
+		}
 		r, err := db.prepare(m)
 		if err != nil {
 			return 0, fmt.Errorf("message %d: %w", i+1, err)
@@ -410,14 +415,18 @@ func (db *DB) Conversation(ctx context.Context, sessionID string, o sessiondb.Co
 // current turn (scanning back to the last assistant message with content or
 // tool calls).
 func replayed(ms []map[string]any, msg map[string]any) bool {
-	text, ok := msg["content"].(string)
-	if !ok || text == "" {
+	key := contentKey(msg["content"])
+	if key == "" {
 		return false
 	}
 	for _, m := range ms {
-		if m["role"] == sessiondb.RoleUser && m["content"] == text && m["timestamp"] == msg["timestamp"] {
+		if m["role"] == sessiondb.RoleUser && m["timestamp"] == msg["timestamp"] && contentKey(m["content"]) == key {
 			return true
 		}
+	}
+	text, ok := msg["content"].(string)
+	if !ok {
+		return false
 	}
 	for i := len(ms) - 1; i >= 0; i-- {
 		m := ms[i]
@@ -483,6 +492,21 @@ func conversationMessage(m *sessiondb.Message, rowIDs bool) map[string]any {
 		msg["_row_id"] = m.ID
 	}
 	return msg
+}
+
+// contentKey is a comparable form of a content value ("" for no content).
+func contentKey(v any) string {
+	switch c := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return c
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "[]" {
+		return ""
+	}
+	return string(b)
 }
 
 // compressionAncestors returns the session's compression lineage, root

@@ -603,7 +603,7 @@ func TestResolveSessionID(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, in, want, code string
-		ambiguous             bool
+		ambiguous            bool
 	}{
 		{name: "exact id", in: "a_b1", want: "a_b1"},
 		{name: "exact id that also prefixes another", in: "dup", want: "dup"},
