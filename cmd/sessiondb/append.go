@@ -103,14 +103,12 @@ Examples:
 			if setTokens {
 				m.TokenCount = &tokenCount
 			}
-			db, err := e.open()
+			db, sid, err := e.openSession(ctx, arg)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			if m.SessionID, err = resolve(ctx, db, arg); err != nil {
-				return err
-			}
+			m.SessionID = sid
 			id, err := db.AppendMessage(ctx, m)
 			if err != nil {
 				return err

@@ -30,15 +30,11 @@ Examples:
 			if reason == "" {
 				return usagef("--reason is required")
 			}
-			db, err := e.open()
+			db, id, err := e.openSession(ctx, arg)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			id, err := resolve(ctx, db, arg)
-			if err != nil {
-				return err
-			}
 			return db.EndSession(ctx, id, reason)
 		},
 	}
@@ -61,15 +57,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			db, err := e.open()
+			db, id, err := e.openSession(ctx, arg)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			id, err := resolve(ctx, db, arg)
-			if err != nil {
-				return err
-			}
 			return db.ReopenSession(ctx, id)
 		},
 	}

@@ -204,6 +204,21 @@ func resolve(ctx context.Context, db *sqlite.DB, arg string) (string, error) {
 	return db.ResolveSessionID(ctx, arg)
 }
 
+// openSession opens the database and resolves the session argument; the
+// caller closes the database.
+func (e *env) openSession(ctx context.Context, arg string) (*sqlite.DB, string, error) {
+	db, err := e.open()
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := resolve(ctx, db, arg)
+	if err != nil {
+		db.Close()
+		return nil, "", err
+	}
+	return db, id, nil
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -39,15 +39,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			db, err := e.open()
+			db, id, err := e.openSession(ctx, arg)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			id, err := resolve(ctx, db, arg)
-			if err != nil {
-				return err
-			}
 			if conversation {
 				conv, err := db.Conversation(ctx, id, sessiondb.ConversationOptions{IncludeAncestors: true})
 				if err != nil {
