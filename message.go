@@ -156,32 +156,29 @@ func DecodeContent(s *string) any {
 	return *s
 }
 
-// ContentText flattens a decoded content value to plain text: a string as it
-// is, a list of parts as the text of its text parts joined by spaces, and any
-// other structured value as "[multimodal content]".
+// ContentText flattens a decoded content value to plain text as Hermes does
+// for search context: a string as it is; a parts list as the text of its
+// {"type":"text"} parts joined by spaces, or "[multimodal content]" when it
+// has none; anything else as "".
 func ContentText(v any) string {
 	switch c := v.(type) {
-	case nil:
-		return ""
 	case string:
 		return c
 	case []any:
 		var parts []string
 		for _, p := range c {
-			switch x := p.(type) {
-			case string:
-				parts = append(parts, x)
-			case map[string]any:
-				if t, ok := x["text"].(string); ok {
+			if m, ok := p.(map[string]any); ok && m["type"] == "text" {
+				if t, ok := m["text"].(string); ok && t != "" {
 					parts = append(parts, t)
 				}
 			}
 		}
-		if len(parts) > 0 {
-			return strings.Join(parts, " ")
+		if text := strings.TrimSpace(strings.Join(parts, " ")); text != "" {
+			return text
 		}
+		return "[multimodal content]"
 	}
-	return "[multimodal content]"
+	return ""
 }
 
 // ToolCallCount returns how many tool calls a tool_calls value represents:

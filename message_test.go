@@ -105,9 +105,9 @@ func TestContentText(t *testing.T) {
 	}{
 		{nil, ""},
 		{"x", "x"},
-		{[]any{map[string]any{"type": "text", "text": "a"}, "b"}, "a b"},
+		{[]any{map[string]any{"type": "text", "text": "a"}, "b", map[string]any{"type": "text", "text": "c"}}, "a c"},
 		{[]any{map[string]any{"type": "image_url"}}, "[multimodal content]"},
-		{map[string]any{"k": 1}, "[multimodal content]"},
+		{map[string]any{"k": 1}, ""},
 	} {
 		if got := sessiondb.ContentText(tt.in); got != tt.want {
 			t.Errorf("ContentText(%v) = %q, want %q", tt.in, got, tt.want)

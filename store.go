@@ -40,6 +40,10 @@ type Store interface {
 	// Conversation returns a session's messages in the OpenAI chat format.
 	Conversation(ctx context.Context, sessionID string, o ConversationOptions) ([]map[string]any, error)
 
+	// Search finds messages matching an FTS5-style query (sanitised first;
+	// CJK text is routed to the bigram, trigram or substring search).
+	Search(ctx context.Context, query string, o SearchOptions) ([]SearchHit, error)
+
 	// Close releases the store's connections.
 	Close() error
 }

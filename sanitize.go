@@ -1,0 +1,289 @@
+package sessiondb
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxQueryChars is the longest search query accepted; longer input is cut.
+const MaxQueryChars = 2048
+
+// ftsSpecial are the characters Hermes turns into spaces before a query
+// reaches FTS5 (`%` is handled apart).
+const ftsSpecial = `+{}():"^@/#&|~[]<>,;!?$=\'`
+
+var (
+	quotedPhraseRE = regexp.MustCompile(`"[^"]*"`)
+	starRunRE      = regexp.MustCompile(`\*+`)
+	// Python's \s and \w are Unicode-aware; Go's are ASCII, so spell them out.
+	leadingStarRE = regexp.MustCompile(`(^|[\pZ\t\n\v\f\r\x1c-\x1f\x85])\*`)
+	compoundRE    = regexp.MustCompile(`[\p{L}\p{N}_]+(?:[._-][\p{L}\p{N}_]+)+`)
+)
+
+// SanitizeQuery turns user input into an FTS5 query following Hermes'
+// steps in order: cap at 2048 characters; keep balanced "phrases" intact
+// (an unmatched quote becomes a space); turn FTS5 operator characters into
+// spaces (`%` too unless the query holds CJK, where the LIKE route needs
+// it); collapse `*` runs and drop a `*` that starts a word; drop one dangling
+// AND/OR/NOT at each end; quote compounds such as chat-send, P2.2 and
+// my-app.config.ts as phrases.
+//
+// Where Hermes would still hand FTS5 a syntax error (and return nothing),
+// the result is repaired instead: operators without an operand on each side
+// are dropped and words FTS5 cannot parse bare are quoted. A query that is
+// valid after Hermes' steps is returned exactly as Hermes returns it. An
+// empty result means "search nothing".
+func SanitizeQuery(q string) string {
+	if utf8.RuneCountInString(q) > MaxQueryChars {
+		q = string([]rune(q)[:MaxQueryChars])
+	}
+	q = ScrubText(q)
+
+	var phrases []string
+	q = quotedPhraseRE.ReplaceAllStringFunc(q, func(p string) string {
+		phrases = append(phrases, p)
+		return "\x00Q" + strconv.Itoa(len(phrases)-1) + "\x00"
+	})
+	q = strings.ReplaceAll(q, `"`, " ")
+	q = strings.Map(func(r rune) rune {
+		if strings.ContainsRune(ftsSpecial, r) {
+			return ' '
+		}
+		return r
+	}, q)
+	if strings.Contains(q, "%") && !ContainsCJK(q) {
+		q = strings.ReplaceAll(q, "%", " ")
+	}
+	q = starRunRE.ReplaceAllString(q, "*")
+	q = leadingStarRE.ReplaceAllString(q, "$1")
+	q = trimLeadingOperator(strings.TrimSpace(q))
+	q = trimTrailingOperator(q)
+	q = compoundRE.ReplaceAllString(q, `"$0"`)
+	for i, p := range phrases {
+		q = strings.Replace(q, "\x00Q"+strconv.Itoa(i)+"\x00", p, 1)
+	}
+	q = strings.TrimSpace(q)
+	if ContainsCJK(q) {
+		return q // the CJK routes requote every token (QuoteTokens)
+	}
+	return repairFTS(q)
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }
+
+func isPySpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
+
+// operatorPrefix returns the length of a leading AND/OR/NOT (any case)
+// that ends at a word boundary, or 0.
+func operatorPrefix(s string) int {
+	for _, op := range []string{"AND", "OR", "NOT"} {
+		if len(s) >= len(op) && strings.EqualFold(s[:len(op)], op) {
+			r, _ := utf8.DecodeRuneInString(s[len(op):])
+			if len(s) == len(op) || !isWordRune(r) {
+				return len(op)
+			}
+		}
+	}
+	return 0
+}
+
+// trimLeadingOperator drops one leading AND/OR/NOT and the space after it.
+func trimLeadingOperator(s string) string {
+	n := operatorPrefix(s)
+	if n == 0 {
+		return s
+	}
+	return strings.TrimLeftFunc(s[n:], isPySpace)
+}
+
+// trimTrailingOperator drops one AND/OR/NOT at the end that follows a space.
+func trimTrailingOperator(s string) string {
+	t := strings.TrimRightFunc(s, isPySpace)
+	for _, op := range []string{"AND", "OR", "NOT"} {
+		if len(t) > len(op) && strings.EqualFold(t[len(t)-len(op):], op) {
+			r, _ := utf8.DecodeLastRuneInString(t[:len(t)-len(op)])
+			if isPySpace(r) {
+				return strings.TrimRightFunc(t[:len(t)-len(op)], isPySpace)
+			}
+		}
+	}
+	return s
+}
+
+// ftsItem is one unit of an FTS5 query: a "phrase", a bareword or an
+// operator.
+type ftsItem struct {
+	text string
+	op   bool
+}
+
+// repairFTS returns q unchanged when FTS5 can parse it, and otherwise a
+// parseable form: barewords with characters FTS5 does not accept are quoted
+// (a trailing * kept as a prefix marker) and operators lacking an operand
+// on either side are dropped; a NOT with nothing before it drops the term it
+// negates too (there is nothing to subtract it from).
+func repairFTS(q string) string {
+	items, changed := splitFTS(q)
+	var out []ftsItem
+	for i := 0; i < len(items); i++ {
+		it := items[i]
+		if it.op && (len(out) == 0 || out[len(out)-1].op) {
+			changed = true
+			if it.text == "NOT" && len(out) == 0 {
+				i++
+			}
+			continue
+		}
+		out = append(out, it)
+	}
+	for len(out) > 0 && out[len(out)-1].op {
+		out = out[:len(out)-1]
+		changed = true
+	}
+	if !changed {
+		return q
+	}
+	parts := make([]string, len(out))
+	for i, it := range out {
+		parts[i] = it.text
+	}
+	return strings.Join(parts, " ")
+}
+
+func splitFTS(q string) (items []ftsItem, changed bool) {
+	for i := 0; i < len(q); {
+		r, n := utf8.DecodeRuneInString(q[i:])
+		switch {
+		case isPySpace(r):
+			i += n
+		case r == '"':
+			end := strings.IndexByte(q[i+1:], '"')
+			if end < 0 { // cannot happen: quotes come in pairs here
+				items = append(items, ftsItem{text: quoteFTS(q[i+1:])})
+				return items, true
+			}
+			j := i + 1 + end + 1
+			if j < len(q) && q[j] == '*' {
+				j++
+			}
+			items = append(items, ftsItem{text: q[i:j]})
+			i = j
+		default:
+			j := i
+			for j < len(q) {
+				r, n := utf8.DecodeRuneInString(q[j:])
+				if isPySpace(r) || r == '"' {
+					break
+				}
+				j += n
+			}
+			word := q[i:j]
+			i = j
+			if word == "AND" || word == "OR" || word == "NOT" {
+				items = append(items, ftsItem{text: word, op: true})
+				continue
+			}
+			body, star := strings.CutSuffix(word, "*")
+			switch {
+			case body == "":
+				changed = true
+			case bareword(body):
+				items = append(items, ftsItem{text: word})
+			default:
+				changed = true
+				if star {
+					items = append(items, ftsItem{text: quoteFTS(body) + "*"})
+				} else {
+					items = append(items, ftsItem{text: quoteFTS(body)})
+				}
+			}
+		}
+	}
+	return items, changed
+}
+
+// bareword reports whether FTS5 accepts s unquoted: ASCII letters and
+// digits, '_', and any non-ASCII character.
+func bareword(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x80 && c != '_' && c != 0x1a && !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteFTS makes s one FTS5 string (a phrase), doubling inner quotes.
+func quoteFTS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// QuoteTokens quotes every whitespace-separated token of q as an FTS5
+// phrase, keeping AND/OR/NOT as operators (the CJK and trigram routes), and
+// drops operators that lack an operand.
+func QuoteTokens(q string) string {
+	fields := strings.FieldsFunc(q, isPySpace)
+	for i, f := range fields {
+		if !isOperator(f) {
+			fields[i] = quoteFTS(f)
+		} else {
+			fields[i] = strings.ToUpper(f)
+		}
+	}
+	return repairFTS(strings.Join(fields, " "))
+}
+
+func isOperator(s string) bool {
+	return strings.EqualFold(s, "AND") || strings.EqualFold(s, "OR") || strings.EqualFold(s, "NOT")
+}
+
+// QueryTerms returns the non-operator whitespace-separated tokens of q.
+func QueryTerms(q string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(q, isPySpace) {
+		if !isOperator(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// IsCJK reports whether r is in the ranges Hermes' search treats as CJK.
+func IsCJK(r rune) bool {
+	return r >= 0x4E00 && r <= 0x9FFF || r >= 0x3400 && r <= 0x4DBF || r >= 0x20000 && r <= 0x2A6DF ||
+		r >= 0x3000 && r <= 0x303F || r >= 0x3040 && r <= 0x309F || r >= 0x30A0 && r <= 0x30FF ||
+		r >= 0xAC00 && r <= 0xD7AF
+}
+
+// ContainsCJK reports whether s holds any CJK character.
+func ContainsCJK(s string) bool { return CountCJK(s) > 0 }
+
+// CountCJK counts the CJK characters of s.
+func CountCJK(s string) int {
+	n := 0
+	for _, r := range s {
+		if IsCJK(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// HasLoneCJKRun reports whether s holds a CJK run of exactly one character
+// (runs end at any non-CJK character), which the bigram index cannot find.
+func HasLoneCJKRun(s string) bool {
+	run := 0
+	for _, r := range s {
+		if IsCJK(r) {
+			run++
+			continue
+		}
+		if run == 1 {
+			return true
+		}
+		run = 0
+	}
+	return run == 1
+}

@@ -1,0 +1,512 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+// Search finds messages the way Hermes' search_messages does (see
+// DESIGN.md, "Search"): the query is sanitised, then answered by the word
+// index, or for CJK text by the bigram index, the trigram index or a
+// substring scan; tool-role and reasoning searches and a stale index use a
+// boolean LIKE scan; a pending backfill is topped up from the rows not yet
+// indexed; a Latin query with no hit retries the CJK and trigram indexes.
+func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOptions) ([]sessiondb.SearchHit, error) {
+	fields, err := sessiondb.CheckSearchFields(o.Fields)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(query) == "" {
+		return []sessiondb.SearchHit{}, nil
+	}
+	q := sessiondb.SanitizeQuery(query)
+	if q == "" {
+		return []sessiondb.SearchHit{}, nil
+	}
+	if o.Limit <= 0 {
+		o.Limit = sessiondb.DefaultSearchLimit
+	}
+	o.Offset = max(o.Offset, 0)
+	s := &searcher{db: db, o: o}
+	hits, err := s.run(ctx, q)
+	if err != nil {
+		return nil, db.mapErr("search", err)
+	}
+	if fields == nil || contains(fields, "context") {
+		if err := db.addContext(ctx, hits); err != nil {
+			return nil, db.mapErr("search context", err)
+		}
+	}
+	if hits == nil {
+		hits = []sessiondb.SearchHit{}
+	}
+	return hits, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// searcher carries one search's options and the index state it read.
+type searcher struct {
+	db *DB
+	o  sessiondb.SearchOptions
+
+	stale          bool  // fts_stale: word and trigram indexes detached
+	gapLow, gapHi  int64 // ids (gapLow, gapHi] not yet in the word/trigram indexes
+	cjkLive        bool
+	trigramPresent bool
+}
+
+func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
+	if s.o.IncludeReasoning || contains(s.o.Roles, sessiondb.RoleTool) {
+		return s.likeBoolean(ctx, q)
+	}
+	if err := s.readState(ctx); err != nil {
+		return nil, err
+	}
+	if s.stale {
+		return s.likeBoolean(ctx, q)
+	}
+	cjk := sessiondb.ContainsCJK(q)
+	var hits []sessiondb.SearchHit
+	var err error
+	if cjk {
+		hits, err = s.cjk(ctx, q)
+	} else {
+		hits, err = s.match(ctx, "messages_fts", q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.gapHi > 0 && len(hits) < s.o.Limit {
+		gap, err := s.gap(ctx, q, hits)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, gap...)
+	}
+	if len(hits) == 0 && !cjk {
+		// Latin glued to CJK ("youer" in "修改youer服务端") is one unicode61
+		// token; the bigram and trigram indexes split it.
+		fb := sessiondb.QuoteTokens(strings.TrimSpace(strings.Trim(q, `"`)))
+		if s.cjkLive {
+			if hits, err = s.match(ctx, "messages_fts_cjk", fb); err != nil {
+				return nil, err
+			}
+		}
+		if len(hits) == 0 && s.trigramPresent && trigramEligible(q) {
+			if hits, err = s.match(ctx, "messages_fts_trigram", fb); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return hits, nil
+}
+
+// readState reads which indexes can answer right now.
+func (s *searcher) readState(ctx context.Context) error {
+	rows, err := s.db.read.QueryContext(ctx, `SELECT key, value FROM state_meta WHERE key IN (?, ?, ?, ?, ?)`,
+		keyStale, keyCJKStale, keyCJKHighWater, keyHighWater, keyProgress)
+	if err != nil {
+		return err
+	}
+	meta := map[string]string{}
+	for rows.Next() {
+		var k string
+		var v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			return err
+		}
+		meta[k] = v.String
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	_, s.stale = meta[keyStale]
+	if hw, ok := meta[keyHighWater]; ok {
+		fmt.Sscan(hw, &s.gapHi)
+		fmt.Sscan(meta[keyProgress], &s.gapLow)
+	}
+	var tables int
+	err = s.db.read.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM sqlite_master WHERE name = 'messages_fts_cjk' AND type = 'table') * 2 +
+		(SELECT COUNT(*) FROM sqlite_master WHERE name = 'messages_fts_trigram' AND type = 'table')`).Scan(&tables)
+	if err != nil {
+		return err
+	}
+	_, cjkStale := meta[keyCJKStale]
+	_, cjkPending := meta[keyCJKHighWater]
+	s.cjkLive = tables&2 != 0 && !cjkStale && !cjkPending && !s.db.legacy()
+	s.trigramPresent = tables&1 != 0
+	return nil
+}
+
+// wantsUnindexed reports whether the caller asks for rows the CJK and
+// trigram indexes leave out (tool rows, cron and subagent sessions).
+func (s *searcher) wantsUnindexed() bool {
+	return contains(s.o.Roles, sessiondb.RoleTool) || contains(s.o.Sources, "cron") || contains(s.o.Sources, "subagent")
+}
+
+// cjk routes a query holding CJK text: the bigram index when it is live and
+// every CJK run has two or more characters, else the trigram index when
+// every CJK token has three or more, else a substring scan. The first index
+// that runs answers, even with nothing.
+func (s *searcher) cjk(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
+	raw := strings.TrimSpace(strings.Trim(q, `"`))
+	match := sessiondb.QuoteTokens(raw)
+	if s.cjkLive && !s.wantsUnindexed() && !sessiondb.HasLoneCJKRun(raw) {
+		return s.match(ctx, "messages_fts_cjk", match)
+	}
+	if s.trigramPresent && !s.wantsUnindexed() && trigramRouteOK(raw) {
+		return s.match(ctx, "messages_fts_trigram", match)
+	}
+	return s.likeAny(ctx, raw)
+}
+
+// trigramRouteOK: three or more CJK characters, and no CJK token shorter
+// than three CJK characters (the trigram index cannot find those).
+func trigramRouteOK(raw string) bool {
+	if sessiondb.CountCJK(raw) < 3 {
+		return false
+	}
+	for _, t := range sessiondb.QueryTerms(raw) {
+		if n := sessiondb.CountCJK(t); n > 0 && n < 3 {
+			return false
+		}
+	}
+	return true
+}
+
+// trigramEligible: every term has at least three characters.
+func trigramEligible(q string) bool {
+	terms := sessiondb.QueryTerms(strings.TrimSpace(strings.Trim(q, `"`)))
+	for _, t := range terms {
+		if len([]rune(t)) < 3 {
+			return false
+		}
+	}
+	return len(terms) > 0
+}
+
+const hitColumns = "m.id, m.session_id, m.role, %s AS snippet, m.timestamp, m.tool_name, s.source, s.model, s.started_at"
+
+// filters returns the WHERE clauses every route shares.
+func (s *searcher) filters() ([]string, []any) {
+	var where []string
+	var args []any
+	if !s.o.IncludeInactive {
+		where = append(where, "(m.active = 1 OR m.compacted = 1)")
+	}
+	where = append(where, "COALESCE(m.display_kind, '') <> 'hidden'")
+	in := func(col, op string, vals []string) {
+		where = append(where, col+" "+op+" ("+placeholders(len(vals))+")")
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	if s.o.Sources != nil {
+		in("s.source", "IN", s.o.Sources)
+	}
+	if s.o.ExcludeSources != nil {
+		in("s.source", "NOT IN", s.o.ExcludeSources)
+	}
+	if len(s.o.Roles) > 0 {
+		in("m.role", "IN", s.o.Roles)
+	}
+	return where, args
+}
+
+func placeholders(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}
+
+// match runs an FTS5 MATCH on table. A query FTS5 cannot parse finds
+// nothing (as in Hermes), never an error.
+func (s *searcher) match(ctx context.Context, table, q string) ([]sessiondb.SearchHit, error) {
+	where, args := s.filters()
+	order := "ORDER BY rank"
+	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
+	case "newest":
+		order = "ORDER BY m.timestamp DESC, rank"
+	case "oldest":
+		order = "ORDER BY m.timestamp ASC, rank"
+	}
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, "snippet("+table+", -1, '>>>', '<<<', '...', 40)") +
+		" FROM " + table + " JOIN messages m ON m.id = " + table + ".rowid JOIN sessions s ON s.id = m.session_id" +
+		" WHERE " + table + " MATCH ? AND " + strings.Join(where, " AND ") + " " + order + " LIMIT ? OFFSET ?"
+	hits, err := s.query(ctx, stmt, append(append([]any{q}, args...), s.o.Limit, s.o.Offset)...)
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrError {
+		return nil, nil // fts5 syntax error, unknown column filter, …
+	}
+	return hits, err
+}
+
+func (s *searcher) query(ctx context.Context, stmt string, args ...any) ([]sessiondb.SearchHit, error) {
+	rows, err := s.db.read.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hits []sessiondb.SearchHit
+	for rows.Next() {
+		var h sessiondb.SearchHit
+		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted); err != nil {
+			return nil, err
+		}
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// likeColumns matches one %term% against content, tool_name and tool_calls.
+const likeColumns = `(m.content LIKE ? ESCAPE '\' OR m.tool_name LIKE ? ESCAPE '\' OR m.tool_calls LIKE ? ESCAPE '\')`
+
+const likeSnippet = "substr(m.content, max(1, instr(m.content, ?) - 40), 120)"
+
+func likeArgs(term string, n int) []any {
+	p := "%" + escapeLike(term) + "%"
+	out := make([]any, n)
+	for i := range out {
+		out[i] = p
+	}
+	return out
+}
+
+// likeAny is the CJK substring scan: any token anywhere, newest first, the
+// snippet centred on the first token.
+func (s *searcher) likeAny(ctx context.Context, raw string) ([]sessiondb.SearchHit, error) {
+	terms := sessiondb.QueryTerms(raw)
+	if len(terms) == 0 {
+		terms = []string{raw}
+	}
+	var ors []string
+	args := []any{terms[0]}
+	for _, t := range terms {
+		ors = append(ors, likeColumns)
+		args = append(args, likeArgs(t, 3)...)
+	}
+	where, fargs := s.filters()
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, likeSnippet) + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
+		" WHERE (" + strings.Join(ors, " OR ") + ") AND " + strings.Join(where, " AND ") +
+		" ORDER BY m.timestamp DESC LIMIT ? OFFSET ?"
+	return s.query(ctx, stmt, append(append(args, fargs...), s.o.Limit, s.o.Offset)...)
+}
+
+var likeTokenRE = regexp.MustCompile(`"[^"]+"|\S+`)
+
+// cleanTerm strips the quotes and prefix stars of a query token.
+func cleanTerm(tok string) string {
+	return strings.TrimSpace(strings.Trim(strings.Trim(tok, `"`), "*"))
+}
+
+// likeBoolean answers with a LIKE scan of the canonical columns, keeping the
+// query's boolean shape: OR separates groups, terms in a group are ANDed,
+// NOT negates the next term. Newest first ("oldest" reverses).
+func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
+	type term struct {
+		text string
+		not  bool
+	}
+	var groups [][]term
+	var cur []term
+	negate := false
+	for _, tok := range likeTokenRE.FindAllString(q, -1) {
+		switch strings.ToUpper(tok) {
+		case "OR":
+			if len(cur) > 0 {
+				groups = append(groups, cur)
+				cur = nil
+			}
+			negate = false
+		case "AND", "NEAR":
+		case "NOT":
+			negate = true
+		default:
+			if t := cleanTerm(tok); t != "" {
+				cur = append(cur, term{t, negate})
+				negate = false
+			}
+		}
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	col := func(c string) string { return "COALESCE(" + c + ", '') LIKE ? ESCAPE '\\'" }
+	perTerm := "(" + col("m.content") + " OR " + col("m.tool_name") + " OR " + col("m.tool_calls")
+	binds := 3
+	if s.o.IncludeReasoning {
+		perTerm += ` OR (m.role = 'assistant' AND (` + col("m.reasoning") + ` OR ` + col("m.reasoning_content") +
+			` OR (NOT json_valid(COALESCE(m.reasoning_details, '')) AND ` + col("m.reasoning_details") + `)` +
+			` OR EXISTS (SELECT 1 FROM json_tree(CASE WHEN json_valid(COALESCE(m.reasoning_details, '')) THEN m.reasoning_details ELSE '[]' END) AS rd` +
+			` WHERE rd.type = 'text' AND CAST(rd.value AS TEXT) LIKE ? ESCAPE '\')))`
+		binds = 7
+	}
+	perTerm += ")"
+	var ors []string
+	var args []any
+	snippetTerm := ""
+	for _, g := range groups {
+		var ands []string
+		var gargs []any
+		positive := false
+		for _, t := range g {
+			clause := perTerm
+			if t.not {
+				clause = "NOT " + perTerm
+			} else {
+				positive = true
+			}
+			ands = append(ands, clause)
+			gargs = append(gargs, likeArgs(t.text, binds)...)
+		}
+		if !positive {
+			continue
+		}
+		if snippetTerm == "" {
+			for _, t := range g {
+				if !t.not {
+					snippetTerm = t.text
+					break
+				}
+			}
+		}
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+		args = append(args, gargs...)
+	}
+	if len(ors) == 0 {
+		return nil, nil
+	}
+	dir := "DESC"
+	if strings.ToLower(strings.TrimSpace(s.o.Sort)) == "oldest" {
+		dir = "ASC"
+	}
+	snippet := likeSnippet
+	snippetArgs := []any{snippetTerm}
+	if s.o.IncludeReasoning {
+		// the snippet comes from the first column that matches
+		var whens []string
+		snippetArgs = nil
+		for _, c := range []string{"m.content", "m.tool_name", "m.tool_calls", "m.reasoning", "m.reasoning_content"} {
+			whens = append(whens, "WHEN "+col(c)+" THEN substr("+c+", max(1, instr(lower("+c+"), lower(?)) - 40), 120)")
+			snippetArgs = append(snippetArgs, likeArgs(snippetTerm, 1)[0], snippetTerm)
+		}
+		snippet = "CASE " + strings.Join(whens, " ") + " ELSE '' END"
+	}
+	where, fargs := s.filters()
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, snippet) + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
+		" WHERE (" + strings.Join(ors, " OR ") + ") AND " + strings.Join(where, " AND ") +
+		" ORDER BY m.timestamp " + dir + ", m.id " + dir + " LIMIT ? OFFSET ?"
+	all := append(snippetArgs, args...)
+	all = append(all, fargs...)
+	return s.query(ctx, stmt, append(all, s.o.Limit, s.o.Offset)...)
+}
+
+// gap tops up hits from the rows a pending backfill has not indexed yet
+// (ids in (progress, high_water]): every term must match, newest first.
+func (s *searcher) gap(ctx context.Context, q string, have []sessiondb.SearchHit) ([]sessiondb.SearchHit, error) {
+	var terms []string
+	for _, tok := range likeTokenRE.FindAllString(q, -1) {
+		t := cleanTerm(tok)
+		if t == "" || sessiondb.QueryTerms(t) == nil || strings.EqualFold(t, "NEAR") {
+			continue
+		}
+		terms = append(terms, t)
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	args := []any{terms[0], s.gapLow, s.gapHi}
+	var ands []string
+	for _, t := range terms {
+		ands = append(ands, likeColumns)
+		args = append(args, likeArgs(t, 3)...)
+	}
+	where, fargs := s.filters()
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, likeSnippet) + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
+		" WHERE m.id > ? AND m.id <= ? AND " + strings.Join(ands, " AND ") + " AND " + strings.Join(where, " AND ") +
+		" ORDER BY m.timestamp DESC LIMIT ?"
+	extra, err := s.query(ctx, stmt, append(append(args, fargs...), s.o.Limit-len(have))...)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int64]bool{}
+	for _, h := range have {
+		seen[h.ID] = true
+	}
+	var out []sessiondb.SearchHit
+	for _, h := range extra {
+		if !seen[h.ID] {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// addContext fills every hit's context (previous message, the hit, next
+// message of the same session by (timestamp, id)) with one query per 500
+// hits.
+func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error {
+	for start := 0; start < len(hits); start += 500 {
+		batch := hits[start:min(start+500, len(hits))]
+		index := map[int64]int{}
+		args := make([]any, len(batch))
+		for i, h := range batch {
+			index[h.ID] = start + i
+			args[i] = h.ID
+			hits[start+i].Context = []sessiondb.ContextMessage{}
+		}
+		rows, err := db.read.QueryContext(ctx, `WITH target AS (
+				SELECT session_id, timestamp, id FROM messages WHERE id IN (`+placeholders(len(batch))+`))
+			SELECT t.id, m.role, m.content
+			FROM target t JOIN messages m ON m.id IN (
+				t.id,
+				(SELECT p.id FROM messages p WHERE p.session_id = t.session_id AND (p.timestamp, p.id) < (t.timestamp, t.id)
+				 ORDER BY p.timestamp DESC, p.id DESC LIMIT 1),
+				(SELECT n.id FROM messages n WHERE n.session_id = t.session_id AND (n.timestamp, n.id) > (t.timestamp, t.id)
+				 ORDER BY n.timestamp, n.id LIMIT 1))
+			ORDER BY t.id, m.timestamp, m.id`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			var role string
+			var content sql.NullString
+			if err := rows.Scan(&id, &role, &content); err != nil {
+				rows.Close()
+				return err
+			}
+			var text string
+			if content.Valid {
+				text = sessiondb.ContentText(sessiondb.DecodeContent(&content.String))
+			}
+			i := index[id]
+			hits[i].Context = append(hits[i].Context, sessiondb.ContextMessage{Role: role, Content: sessiondb.ClipText(text, sessiondb.ContextChars)})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
