@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // backfillChunk is how many message ids one backfill transaction covers, as
@@ -29,6 +30,17 @@ var backfillTargets = []backfillTarget{
 	{"CJK", keyCJKHighWater, keyCJKProgress, []string{
 		"INSERT INTO messages_fts_cjk(rowid, content, tool_name, tool_calls) SELECT id, content, tool_name, tool_calls FROM messages_fts_cjk_src WHERE id > ? AND id <= ?",
 	}},
+}
+
+// autoBackfill fills a small index gap right away; a large one is left to
+// `sessiondb init` or optimize-storage, which show progress, while search
+// tops up from the rows not yet indexed.
+func (db *DB) autoBackfill(ctx context.Context) error {
+	pending, err := db.PendingBackfill(ctx)
+	if err != nil || pending == 0 || pending > autoBackfillRows {
+		return err
+	}
+	return db.Backfill(ctx, nil)
 }
 
 // Progress reports long work: done of total units so far.
@@ -75,6 +87,7 @@ func (db *DB) Backfill(ctx context.Context, progress Progress) error {
 	for _, t := range backfillTargets {
 		for {
 			var n int64
+			start := time.Now()
 			err := db.writeTx(ctx, 0, "backfill "+t.name+" index", func(tx *sql.Tx) error {
 				var err error
 				n, err = backfillStep(ctx, tx, t)
@@ -89,6 +102,11 @@ func (db *DB) Backfill(ctx context.Context, progress Progress) error {
 			done += n
 			if progress != nil {
 				progress(min(done, total), total)
+			}
+			select {
+			case <-ctx.Done():
+				return db.mapErr("backfill", ctx.Err())
+			case <-time.After(backfillPause(time.Since(start))):
 			}
 		}
 	}

@@ -157,12 +157,8 @@ func (db *DB) open(mode string) error {
 	if err := db.ensureIdentity(ctx); err != nil {
 		return err
 	}
-	if pending, err := db.PendingBackfill(ctx); err != nil {
+	if err := db.autoBackfill(ctx); err != nil {
 		return err
-	} else if pending > 0 && pending <= autoBackfillRows {
-		if err := db.Backfill(ctx, nil); err != nil {
-			return err
-		}
 	}
 	chmodFiles(db.path)
 
@@ -323,11 +319,25 @@ func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn
 	}
 	start := time.Now()
 	deadline := start.Add(patience)
+	repaired := false
 	for {
 		err := db.writeOnce(ctx, fn)
+		if err != nil && isFTSCorrupt(err) && !repaired {
+			// FTS fail-open: the write must not be lost to a damaged search
+			// index. Recreate the indexes (gated, never without triggers)
+			// and run the write again; the backfill refills them.
+			repaired = true
+			if rerr := db.resetFTS(ctx, op+": reset damaged search index"); rerr != nil {
+				return rerr
+			}
+			continue
+		}
 		if err == nil {
 			if db.writes.Add(1)%checkpointEvery == 0 && db.journalMode == "wal" {
 				_, _ = db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+			}
+			if repaired {
+				return db.autoBackfill(ctx)
 			}
 			return nil
 		}

@@ -37,6 +37,17 @@ func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOption
 	o.Offset = max(o.Offset, 0)
 	s := &searcher{db: db, o: o}
 	hits, err := s.run(ctx, q)
+	if table, ok := err.(errDamagedIndex); ok {
+		// Search fail-open: rebuild the damaged indexes (gated: search tops
+		// up from the rows not yet indexed) and answer again.
+		if err := db.resetFTS(ctx, "search: reset damaged index "+string(table)); err != nil {
+			return nil, err
+		}
+		if err := db.autoBackfill(ctx); err != nil {
+			return nil, err
+		}
+		hits, err = (&searcher{db: db, o: o}).run(ctx, q)
+	}
 	if err != nil {
 		return nil, db.mapErr("search", err)
 	}
@@ -258,7 +269,42 @@ func (s *searcher) match(ctx context.Context, table, q string) ([]sessiondb.Sear
 	if errors.As(err, &se) && se.Code == sqlite3.ErrError {
 		return nil, nil // fts5 syntax error, unknown column filter, …
 	}
+	if errors.As(err, &se) && se.Code == sqlite3.ErrCorrupt && s.db.indexDamaged(ctx, table) {
+		return nil, errDamagedIndex(table)
+	}
 	return hits, err
+}
+
+// errDamagedIndex reports a full-text index that failed FTS5's own
+// integrity check during a search.
+type errDamagedIndex string
+
+func (e errDamagedIndex) Error() string { return "search index " + string(e) + " is damaged" }
+
+// indexDamaged tells an FTS-scoped corruption (the index fails FTS5's
+// integrity-check while every problem quick_check finds is inside an FTS
+// index) from structural damage elsewhere, which must not be papered over.
+func (db *DB) indexDamaged(ctx context.Context, table string) bool {
+	_, err := db.write.ExecContext(ctx, "INSERT INTO "+table+"("+table+") VALUES('integrity-check')")
+	var se sqlite3.Error
+	if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrCorrupt {
+		return false
+	}
+	rows, err := db.write.QueryContext(ctx, "PRAGMA quick_check(100)")
+	if err != nil {
+		return false
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		if rows.Scan(&line) != nil {
+			return false
+		}
+		if line != "ok" && !strings.Contains(strings.ToLower(line), "fts5") && !strings.Contains(line, "messages_fts") {
+			return false
+		}
+	}
+	return rows.Err() == nil
 }
 
 func (s *searcher) query(ctx context.Context, stmt string, args ...any) ([]sessiondb.SearchHit, error) {

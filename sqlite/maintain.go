@@ -1,0 +1,214 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// resetFTS recreates every full-text index empty, with its triggers, in one
+// transaction, and marks all existing rows as a backfill gap (high water =
+// the largest id, progress 0): from then on new rows are indexed live and
+// Backfill fills the gap in short chunks while search tops up from LIKE.
+// The file is never without FTS triggers, even for an instant. A legacy
+// inline layout is small and ungated; it is rebuilt in place instead.
+func (db *DB) resetFTS(ctx context.Context, op string) error {
+	return db.writeTx(ctx, 0, op, func(tx *sql.Tx) error {
+		if db.legacy() {
+			objs, err := readSchema(ctx, tx)
+			if err != nil {
+				return err
+			}
+			return ensureLegacyFTS(ctx, tx, objs, true)
+		}
+		return resetCurrentFTS(ctx, tx)
+	})
+}
+
+func resetCurrentFTS(ctx context.Context, tx *sql.Tx) error {
+	if err := dropTriggers(ctx, tx, append(append([]string{}, ftsTriggers...), ftsCJKTriggers...)...); err != nil {
+		return err
+	}
+	if err := exec(ctx, tx, "DROP TABLE IF EXISTS messages_fts", "DROP TABLE IF EXISTS messages_fts_trigram",
+		"DROP TABLE IF EXISTS messages_fts_cjk", ddlFTS, ddlTrigram, ddlCJK, ddlCJKTriggers,
+		"DELETE FROM state_meta WHERE key IN ('"+keyStale+"', '"+keyCJKStale+"', '"+keyHighWater+"', '"+keyProgress+
+			"', '"+keyCJKHighWater+"', '"+keyCJKProgress+"')"); err != nil {
+		return err
+	}
+	for _, k := range []struct{ highWater, progress, where string }{
+		{keyHighWater, keyProgress, ""},
+		{keyCJKHighWater, keyCJKProgress, " WHERE role <> 'tool'"},
+	} {
+		var maxID sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT MAX(id) FROM messages"+k.where).Scan(&maxID); err != nil {
+			return err
+		}
+		if !maxID.Valid {
+			continue
+		}
+		if err := setMeta(ctx, tx, k.highWater, strconv.FormatInt(maxID.Int64, 10)); err != nil {
+			return err
+		}
+		if err := setMeta(ctx, tx, k.progress, "0"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RebuildFTS rebuilds every full-text index from the messages: the indexes
+// are recreated empty at once (search keeps working from the rows not yet
+// indexed) and refilled in short chunks, reporting progress.
+func (db *DB) RebuildFTS(ctx context.Context, progress Progress) error {
+	if err := db.resetFTS(ctx, "rebuild search indexes"); err != nil {
+		return err
+	}
+	return db.Backfill(ctx, progress)
+}
+
+// OptimizeStorage moves a legacy (pre-v23) file to the external-content
+// layout, where the indexes no longer keep their own copy of every message:
+// in one transaction the legacy indexes are dropped and the new ones created
+// with their triggers, gated so that only new rows are indexed live; then
+// the old rows are backfilled in chunks of 500 ids, each a short
+// transaction, so Hermes processes keep writing. It is resumable: an
+// interrupted run leaves the gap markers and the next run (or any open)
+// continues. Any pending CJK backfill is finished too. With vacuum, the file
+// is compacted afterwards when no other process has it open.
+func (db *DB) OptimizeStorage(ctx context.Context, progress Progress, vacuum bool) (*MaintenanceReport, error) {
+	rep := &MaintenanceReport{}
+	if db.legacy() {
+		err := db.writeTx(ctx, 0, "convert search indexes", func(tx *sql.Tx) error {
+			if err := dropTriggers(ctx, tx, ftsTriggers...); err != nil {
+				return err
+			}
+			if err := exec(ctx, tx, "DROP TABLE IF EXISTS messages_fts", "DROP TABLE IF EXISTS messages_fts_trigram",
+				"DELETE FROM state_meta WHERE key IN ('"+keyStale+"', '"+keyOptimizeAvail+"')"); err != nil {
+				return err
+			}
+			return resetCurrentFTS(ctx, tx)
+		})
+		if err != nil {
+			return nil, err
+		}
+		db.mu.Lock()
+		db.layout = layoutCurrent
+		db.mu.Unlock()
+		rep.Converted = true
+	}
+	pending, err := db.PendingBackfill(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.Backfilled = pending
+	if err := db.Backfill(ctx, progress); err != nil {
+		return nil, err
+	}
+	if err := db.writeTx(ctx, 0, "stamp search layout", func(tx *sql.Tx) error {
+		return setMeta(ctx, tx, keyStorage, strconv.Itoa(FTSStorageVersion))
+	}); err != nil {
+		return nil, err
+	}
+	if vacuum {
+		if err := db.vacuum(ctx, rep); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// MaintenanceReport says what a maintenance command did.
+type MaintenanceReport struct {
+	Converted     bool   `json:"converted"`      // a legacy layout was converted
+	Backfilled    int64  `json:"backfilled_ids"` // message ids indexed by the backfill
+	Optimized     int    `json:"optimized"`      // FTS indexes merged into one segment
+	Vacuumed      bool   `json:"vacuumed"`
+	VacuumSkipped string `json:"vacuum_skipped,omitempty"` // why VACUUM did not run
+	SizeBefore    int64  `json:"size_before"`
+	SizeAfter     int64  `json:"size_after"`
+}
+
+// Optimize merges every FTS index into as few segments as possible (FTS5
+// 'optimize'), and with vacuum compacts the file when no other process has
+// it open.
+func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, error) {
+	rep := &MaintenanceReport{}
+	for _, t := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
+		var n int
+		if err := db.write.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE name = ? AND type = 'table'", t).Scan(&n); err != nil {
+			return nil, db.mapErr("optimize", err)
+		}
+		if n == 0 {
+			continue
+		}
+		if err := db.writeTx(ctx, 0, "optimize "+t, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+") VALUES('optimize')")
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		rep.Optimized++
+	}
+	if vacuum {
+		if err := db.vacuum(ctx, rep); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// vacuum runs VACUUM unless another process has the file open: Hermes must
+// never see its file rewritten under it.
+func (db *DB) vacuum(ctx context.Context, rep *MaintenanceReport) error {
+	rep.SizeBefore = fileSize(db.path)
+	if others := otherHolders(db.path); len(others) > 0 {
+		rep.VacuumSkipped = fmt.Sprintf("other processes have the file open (pid %v); stop them and run again", others)
+		rep.SizeAfter = rep.SizeBefore
+		return nil
+	}
+	if _, err := db.write.ExecContext(ctx, "VACUUM"); err != nil {
+		return db.mapErr("vacuum "+db.path, err)
+	}
+	_, _ = db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	rep.Vacuumed = true
+	rep.SizeAfter = fileSize(db.path)
+	return nil
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// otherHolders lists the processes other than this one that have the
+// database or its WAL open (Linux /proc; empty elsewhere).
+func otherHolders(path string) []int {
+	targets := map[string]bool{path: true, path + "-wal": true, path + "-shm": true}
+	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	self := os.Getpid()
+	seen := map[int]bool{}
+	var out []int
+	for _, fd := range procs {
+		link, err := os.Readlink(fd)
+		if err != nil || !targets[link] {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(fd))))
+		if pid != self && !seen[pid] {
+			seen[pid] = true
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// backfillPause is how long Backfill waits after a chunk that took d, so it
+// holds the write lock at most half the time and other writers get in.
+func backfillPause(d time.Duration) time.Duration { return max(d, 2*time.Millisecond) }

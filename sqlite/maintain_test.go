@@ -1,0 +1,120 @@
+package sqlite_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+func seed(tb testing.TB, db *sqlite.DB, n int) {
+	tb.Helper()
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		content := "docker deployment step " + strings.Repeat("x", i%7)
+		if i%5 == 0 {
+			content = "项目通信 东京の天気 " + content
+		}
+		if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: content}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func TestOptimizeStorageConvertsLegacy(t *testing.T) {
+	path := fixture(t, "hermes-v11.db")
+	db := MustOpenPath(t, path)
+	before := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000}))
+	var steps int
+	rep, err := db.OptimizeStorage(ctx, func(done, total int64) { steps++ }, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Converted || rep.Backfilled == 0 || steps == 0 {
+		t.Fatalf("report %+v, %d progress calls", rep, steps)
+	}
+	raw := rawDB(t, path)
+	var ddl string
+	raw.QueryRow("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").Scan(&ddl)
+	if !strings.Contains(ddl, "messages_fts_src") {
+		t.Fatalf("messages_fts not converted: %s", ddl)
+	}
+	if v, _, _ := db.Meta(ctx, "fts_storage_version"); v != "3" {
+		t.Errorf("fts_storage_version = %q", v)
+	}
+	checkIntegrity(t, raw)
+	// Only the 8192-character prefix of the two ~50k tool outputs is indexed now.
+	if after := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); after < before-2 || after == 0 {
+		t.Errorf("docker: %d hits after conversion, %d before", after, before)
+	}
+	if got := len(search(t, db, "東京の天気", sessiondb.SearchOptions{Limit: 1000})); got != 23 {
+		t.Errorf("東京の天気: %d hits, want 23", got)
+	}
+	// A reopen sees the new layout and changes nothing.
+	db.Close()
+	db = MustOpenPath(t, path)
+	checkIntegrity(t, raw)
+}
+
+func TestRebuildFTS(t *testing.T) {
+	db := MustOpen(t)
+	seed(t, db, 120)
+	if err := db.RebuildFTS(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); got != 120 {
+		t.Errorf("docker: %d hits, want 120", got)
+	}
+	if got := len(search(t, db, "项目", sessiondb.SearchOptions{Limit: 1000})); got != 24 {
+		t.Errorf("项目: %d hits, want 24", got)
+	}
+	checkIntegrity(t, rawDB(t, db.Path()))
+}
+
+func TestOptimize(t *testing.T) {
+	db := MustOpen(t)
+	seed(t, db, 30)
+	rep, err := db.Optimize(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Optimized != 3 {
+		t.Errorf("optimized %d indexes, want 3", rep.Optimized)
+	}
+	// This test's own raw connections count as other holders only if open.
+	if !rep.Vacuumed && rep.VacuumSkipped == "" {
+		t.Errorf("vacuum neither ran nor said why: %+v", rep)
+	}
+	checkIntegrity(t, rawDB(t, db.Path()))
+}
+
+// TestFTSFailOpen damages the word index; the next append must still land,
+// be searchable, and leave every index consistent once refilled.
+func TestFTSFailOpen(t *testing.T) {
+	db := MustOpen(t)
+	seed(t, db, 40)
+	raw := rawDB(t, db.Path())
+	if _, err := raw.Exec("UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "after the damage zebrafish"})
+	if err != nil {
+		t.Fatalf("append on a damaged index: %v", err)
+	}
+	if id == 0 {
+		t.Fatal("no id")
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts%'"); got != 9 {
+		t.Errorf("%d FTS triggers, want 9", got)
+	}
+	if got := len(search(t, db, "zebrafish", sessiondb.SearchOptions{})); got != 1 {
+		t.Errorf("new message: %d hits", got)
+	}
+	if got := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); got != 40 {
+		t.Errorf("old messages: %d hits, want 40", got)
+	}
+	checkIntegrity(t, raw)
+}
