@@ -77,3 +77,12 @@ func (db *DB) currentLayout() ftsLayout {
 	defer db.mu.Unlock()
 	return db.layout
 }
+
+// MessageCount returns how many messages the file holds.
+func (db *DB) MessageCount(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages").Scan(&n); err != nil {
+		return 0, db.mapErr("count messages", err)
+	}
+	return n, nil
+}

@@ -59,6 +59,11 @@ var commands = map[string]func() *command{
 	"end":    newEndCommand,
 	"reopen": newReopenCommand,
 	"show":   newShowCommand,
+	"search": newSearchCommand,
+
+	"optimize-storage": newOptimizeStorageCommand,
+	"rebuild-fts":      newRebuildFTSCommand,
+	"optimize":         newOptimizeCommand,
 }
 
 // usageError is an error in the command line itself (exit status 2).
@@ -182,7 +187,7 @@ Commands:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n]().synopsis)
+		fmt.Fprintf(w, "  %-17s %s\n", n, commands[n]().synopsis)
 	}
 	fmt.Fprint(w, "\nRun `sessiondb help COMMAND` for a command's options and examples.\n")
 }

@@ -187,12 +187,62 @@ func TestExitCodes(t *testing.T) {
 func TestHelp(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "state.db")
 	out := mustCLI(t, db, "help")
-	for _, c := range []string{"init", "info", "new", "append", "end", "reopen", "show"} {
+	for _, c := range []string{"init", "info", "new", "append", "end", "reopen", "show", "search", "optimize-storage", "rebuild-fts", "optimize"} {
 		if !strings.Contains(out, "  "+c) {
 			t.Errorf("help lacks %s", c)
 		}
 		if h := mustCLI(t, db, "help", c); !strings.Contains(h, "Usage: sessiondb") || !strings.Contains(h, "Examples:") {
 			t.Errorf("help %s lacks usage or examples", c)
 		}
+	}
+}
+
+func TestSearchCommand(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	mustCLI(t, db, "new", "--source", "cli", "--id", "s1")
+	mustCLI(t, db, "new", "--source", "telegram", "--id", "s2")
+	mustCLI(t, db, "append", "s1", "--role", "user", "--content", "fix the docker deployment")
+	mustCLI(t, db, "append", "s2", "--role", "user", "--content", "项目进度 docker")
+	var hits []map[string]any
+	if err := json.Unmarshal([]byte(mustCLI(t, db, "search", "docker", "--json")), &hits); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 {
+		t.Fatalf("%d hits, want 2", len(hits))
+	}
+	for _, k := range []string{"id", "session_id", "role", "snippet", "timestamp", "tool_name", "source", "model", "session_started", "context"} {
+		if _, ok := hits[0][k]; !ok {
+			t.Errorf("hit lacks %q", k)
+		}
+	}
+	json.Unmarshal([]byte(mustCLI(t, db, "search", "docker", "--source", "telegram", "--json")), &hits)
+	if len(hits) != 1 || hits[0]["session_id"] != "s2" {
+		t.Errorf("--source telegram: %v", hits)
+	}
+	out := mustCLI(t, db, "search", "项目")
+	if !strings.Contains(out, "s2") || !strings.Contains(out, ">>>项目<<<") {
+		t.Errorf("human output:\n%s", out)
+	}
+	if out := mustCLI(t, db, "search", "xylophonezzz"); !strings.Contains(out, "no matches") {
+		t.Errorf("no-match output: %q", out)
+	}
+	if _, errOut, code := cli(t, db, "", "search", "x", "--sort", "sideways"); code != exitUsage || !strings.Contains(errOut, "--sort") {
+		t.Errorf("bad --sort: exit %d %q", code, errOut)
+	}
+}
+
+func TestMaintenanceCommands(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	mustCLI(t, db, "new", "--source", "cli", "--id", "s1")
+	mustCLI(t, db, "append", "s1", "--role", "user", "--content", "docker")
+	for _, args := range [][]string{{"optimize-storage", "--no-vacuum"}, {"rebuild-fts"}, {"optimize", "--vacuum"}} {
+		if out := mustCLI(t, db, args...); !strings.Contains(out, "done") {
+			t.Errorf("%v: %q", args, out)
+		}
+	}
+	var hits []any
+	json.Unmarshal([]byte(mustCLI(t, db, "search", "docker", "--json")), &hits)
+	if len(hits) != 1 {
+		t.Errorf("after maintenance: %d hits", len(hits))
 	}
 }

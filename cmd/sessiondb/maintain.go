@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+func newOptimizeStorageCommand() *command {
+	var vacuum, asJSON bool
+	return &command{
+		name:     "optimize-storage",
+		synopsis: "move a pre-v23 file to the compact search layout, finish pending indexing",
+		usage: `Usage: sessiondb [--db PATH] optimize-storage [--no-vacuum] [--json]
+
+Converts the search indexes of an older Hermes file (schema 11–22, where
+every index keeps its own copy of each message) to the external-content
+layout of Hermes 23+, and finishes any pending index backfill. Old rows are
+indexed in chunks of 500, each a short transaction, so Hermes can keep
+writing; an interrupted run resumes where it stopped. Afterwards the file is
+compacted (VACUUM) unless another process has it open.
+
+Options:
+  --no-vacuum   skip the VACUUM at the end
+  --json        print the report as JSON
+
+Examples:
+  sessiondb optimize-storage
+`,
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&vacuum, "no-vacuum", false, "")
+			fs.BoolVar(&asJSON, "json", false, "")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return usagef("optimize-storage takes no arguments")
+			}
+			return maintenance(ctx, e, asJSON, func(db *sqlite.DB, p *progress) (*sqlite.MaintenanceReport, error) {
+				return db.OptimizeStorage(ctx, p.update, !vacuum)
+			})
+		},
+	}
+}
+
+func newRebuildFTSCommand() *command {
+	var asJSON bool
+	return &command{
+		name:     "rebuild-fts",
+		synopsis: "rebuild every search index from the messages",
+		usage: `Usage: sessiondb [--db PATH] rebuild-fts [--json]
+
+Recreates the word, trigram and CJK search indexes and refills them from the
+messages in short chunks, showing progress. Search keeps working meanwhile
+(rows not yet indexed are found by a scan).
+
+Examples:
+  sessiondb rebuild-fts
+`,
+		flags: func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "") },
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return usagef("rebuild-fts takes no arguments")
+			}
+			return maintenance(ctx, e, asJSON, func(db *sqlite.DB, p *progress) (*sqlite.MaintenanceReport, error) {
+				pending, err := db.MessageCount(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return &sqlite.MaintenanceReport{Backfilled: pending}, db.RebuildFTS(ctx, p.update)
+			})
+		},
+	}
+}
+
+func newOptimizeCommand() *command {
+	var vacuum, asJSON bool
+	return &command{
+		name:     "optimize",
+		synopsis: "merge the search indexes; with --vacuum also compact the file",
+		usage: `Usage: sessiondb [--db PATH] optimize [--vacuum] [--json]
+
+Merges each search index into as few segments as possible, which makes
+searches faster after many writes. With --vacuum the file is compacted too,
+unless another process (such as Hermes) has it open.
+
+Examples:
+  sessiondb optimize --vacuum
+`,
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&vacuum, "vacuum", false, "")
+			fs.BoolVar(&asJSON, "json", false, "")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return usagef("optimize takes no arguments")
+			}
+			return maintenance(ctx, e, asJSON, func(db *sqlite.DB, _ *progress) (*sqlite.MaintenanceReport, error) {
+				return db.Optimize(ctx, vacuum)
+			})
+		},
+	}
+}
+
+// maintenance opens the database, runs fn with a progress bar and prints
+// its report.
+func maintenance(ctx context.Context, e *env, asJSON bool, fn func(*sqlite.DB, *progress) (*sqlite.MaintenanceReport, error)) error {
+	db, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	bar := newProgress(e.stderr, "indexing")
+	rep, err := fn(db, bar)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, rep)
+	}
+	if rep.Converted {
+		fmt.Fprintln(e.stdout, "converted the legacy search layout to external content")
+	}
+	if rep.Backfilled > 0 {
+		fmt.Fprintf(e.stdout, "indexed %d rows (all indexes)\n", rep.Backfilled)
+	}
+	if rep.Optimized > 0 {
+		fmt.Fprintf(e.stdout, "merged %d search indexes\n", rep.Optimized)
+	}
+	switch {
+	case rep.Vacuumed:
+		fmt.Fprintf(e.stdout, "vacuumed: %d → %d bytes\n", rep.SizeBefore, rep.SizeAfter)
+	case rep.VacuumSkipped != "":
+		fmt.Fprintf(e.stdout, "vacuum skipped: %s\n", rep.VacuumSkipped)
+	}
+	_, err = fmt.Fprintln(e.stdout, "done")
+	return err
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+func newSearchCommand() *command {
+	var (
+		o                       sessiondb.SearchOptions
+		sources, excl, roles    stringList
+		asJSON, reasoning, inac bool
+	)
+	return &command{
+		name:     "search",
+		synopsis: "full-text search over every message (English, CJK, tool calls)",
+		usage: `Usage: sessiondb [--db PATH] search QUERY... [--source S]... [--exclude-source S]...
+                 [--role R]... [--limit N] [--offset N] [--sort rank|newest|oldest] [--json]
+
+Searches every message the way Hermes does: words, "exact phrases", prefix*,
+AND/OR/NOT, hyphenated or dotted terms (chat-send, P2.2), and Chinese,
+Japanese or Korean text of any length. Hits are grouped by session; on a
+terminal the match is highlighted.
+
+Options:
+  --source S           only sessions from source S (repeatable)
+  --exclude-source S   leave out sessions from source S (repeatable)
+  --role R             only messages with role R (repeatable; "tool" scans full tool output)
+  --limit N            hits per page (default 20)
+  --offset N           hits to skip
+  --sort ORDER         rank (default), newest or oldest
+  --reasoning          also search assistant reasoning (slower: a full scan)
+  --include-inactive   also search messages rewound out of the transcript
+  --json               print the hits as a JSON array
+
+Examples:
+  sessiondb search docker compose
+  sessiondb search '"exact phrase"' --source telegram --sort newest
+  sessiondb search 项目 --json
+`,
+		flags: func(fs *flag.FlagSet) {
+			fs.Var(&sources, "source", "")
+			fs.Var(&excl, "exclude-source", "")
+			fs.Var(&roles, "role", "")
+			fs.IntVar(&o.Limit, "limit", sessiondb.DefaultSearchLimit, "")
+			fs.IntVar(&o.Offset, "offset", 0, "")
+			fs.StringVar(&o.Sort, "sort", "rank", "")
+			fs.BoolVar(&reasoning, "reasoning", false, "")
+			fs.BoolVar(&inac, "include-inactive", false, "")
+			fs.BoolVar(&asJSON, "json", false, "")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) == 0 {
+				return usagef("missing QUERY")
+			}
+			switch o.Sort {
+			case "rank", "newest", "oldest":
+			default:
+				return usagef("--sort %q: want rank, newest or oldest", o.Sort)
+			}
+			if o.Limit < 1 || o.Offset < 0 {
+				return usagef("--limit must be at least 1 and --offset at least 0")
+			}
+			if len(sources) > 0 {
+				o.Sources = sources
+			}
+			if len(excl) > 0 {
+				o.ExcludeSources = excl
+			}
+			o.Roles, o.IncludeReasoning, o.IncludeInactive = roles, reasoning, inac
+			db, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			hits, err := db.Search(ctx, strings.Join(args, " "), o)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, hits)
+			}
+			var b strings.Builder
+			if len(hits) == 0 {
+				fmt.Fprintln(&b, "no matches")
+			}
+			hl := highlighter(e.stdout)
+			last := ""
+			for _, h := range hits {
+				if h.SessionID != last {
+					last = h.SessionID
+					title := "(untitled)"
+					if s, err := db.Session(ctx, h.SessionID); err == nil && s.Title != nil {
+						title = *s.Title
+					}
+					if b.Len() > 0 {
+						b.WriteString("\n")
+					}
+					fmt.Fprintf(&b, "%s  %s  %s  %s\n", hl.bold(title), h.Source, fmtTime(h.SessionStarted)[:10], h.SessionID)
+				}
+				snippet := ""
+				if h.Snippet != nil {
+					snippet = strings.Join(strings.Fields(*h.Snippet), " ")
+				}
+				fmt.Fprintf(&b, "  [%d] %-9s %s\n", h.ID, h.Role, hl.match(snippet))
+			}
+			_, err = io.WriteString(e.stdout, b.String())
+			return err
+		},
+	}
+}
+
+// colors renders emphasis with ANSI escapes on a terminal, never with
+// NO_COLOR set or when the output is piped.
+type colors struct{ on bool }
+
+func highlighter(w io.Writer) colors {
+	return colors{on: isTerminal(w) && os.Getenv("NO_COLOR") == ""}
+}
+
+func (c colors) bold(s string) string {
+	if !c.on {
+		return s
+	}
+	return "\x1b[1m" + s + "\x1b[0m"
+}
+
+// match turns the >>> <<< markers of a snippet into reverse video.
+func (c colors) match(s string) string {
+	if !c.on {
+		return s
+	}
+	return strings.NewReplacer(">>>", "\x1b[1;33m", "<<<", "\x1b[0m").Replace(s)
+}
