@@ -14,11 +14,12 @@ import (
 	"github.com/sessiondb/sessiondb"
 )
 
-// Sane window for caller-supplied timestamps (Unix seconds): anything outside
-// is replaced by the store's clock.
+// Hermes' sane window for timestamps (Unix seconds): a caller-supplied
+// value outside it is replaced by the store's clock, and recency
+// expressions ignore stored values outside it.
 const (
-	epochMin = 946684800.0  // 2000-01-01
-	epochMax = 4102444800.0 // 2100-01-01
+	epochMin = 0.0
+	epochMax = 4200000000.0
 )
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
@@ -58,7 +59,7 @@ func (db *DB) prepare(m sessiondb.NewMessage) (*row, error) {
 		displayKind: nullString(m.DisplayKind),
 		timestamp:   m.Timestamp,
 	}
-	if math.IsNaN(r.timestamp) || r.timestamp < epochMin || r.timestamp > epochMax {
+	if math.IsNaN(r.timestamp) || r.timestamp <= epochMin || r.timestamp > epochMax {
 		r.timestamp = unixSeconds(db.now())
 	}
 	if m.TokenCount != nil {

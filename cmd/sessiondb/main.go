@@ -61,6 +61,18 @@ var commands = map[string]func() *command{
 	"show":   newShowCommand,
 	"search": newSearchCommand,
 
+	"rename":    newRenameCommand,
+	"lineage":   newLineageCommand,
+	"list":      newListCommand,
+	"stats":     newStatsCommand,
+	"prune":     newPruneCommand,
+	"delete":    newDeleteCommand,
+	"archive":   func() *command { return newFlagCommand("archive", true) },
+	"unarchive": func() *command { return newFlagCommand("unarchive", false) },
+	"pin":       func() *command { return newFlagCommand("pin", true) },
+	"unpin":     func() *command { return newFlagCommand("unpin", false) },
+	"clear":     newClearCommand,
+
 	"optimize-storage": newOptimizeStorageCommand,
 	"rebuild-fts":      newRebuildFTSCommand,
 	"optimize":         newOptimizeCommand,
@@ -204,9 +216,23 @@ func (e *env) open() (*sqlite.DB, error) {
 	return sqlite.Open(path, sqlite.Options{})
 }
 
-// resolve turns a session argument (an id or a unique id prefix) into an id.
+// resolve turns a session argument into an id: an exact id, else a unique
+// id prefix, else a title (the latest "title #N" of a numbered lineage).
 func resolve(ctx context.Context, db *sqlite.DB, arg string) (string, error) {
-	return db.ResolveSessionID(ctx, arg)
+	id, err := db.ResolveSessionID(ctx, arg)
+	if err == nil {
+		return id, nil
+	}
+	if code := sessiondb.ErrorCode(err); code != sessiondb.ENOTFOUND && code != sessiondb.EINVALID {
+		return "", err
+	}
+	if tid, terr := db.ResolveTitle(ctx, arg); terr == nil {
+		return tid, nil
+	}
+	if sessiondb.ErrorCode(err) == sessiondb.ENOTFOUND {
+		return "", sessiondb.Errorf(sessiondb.ENOTFOUND, "no session with id, id prefix or title %q; `sessiondb list` shows them", arg)
+	}
+	return "", err
 }
 
 // openSession opens the database and resolves the session argument; the

@@ -1,0 +1,83 @@
+package sessiondb
+
+// ListOptions select sessions for Store.ListSessions. The zero value lists
+// the 20 most recent conversations people pick from: roots and branch or
+// reset children (not subagent runs), each compression chain shown once as
+// its live tip, archived and hidden sessions left out.
+type ListOptions struct {
+	Sources         []string // only these sources
+	ExcludeSources  []string // never these sources
+	Limit           int      // 0 means 20; -1 means no limit
+	Offset          int
+	IncludeArchived bool // also archived sessions
+	ArchivedOnly    bool // only archived sessions
+	IncludeHidden   bool // also hidden sessions
+	PinnedOnly      bool // only pinned sessions
+	IncludeChildren bool // also delegate (subagent) children and compression continuations
+	RawChains       bool // show every compression segment instead of one row per chain
+	OrderByActivity bool // most recently active first (default: most recently started)
+}
+
+// SessionSummary is one row of a session listing: the session (for a
+// compression chain, its tip) with a preview of its first user message and
+// the time of its last activity.
+type SessionSummary struct {
+	Session
+	Preview       string  `json:"preview"`
+	LastActive    float64 `json:"last_active"`
+	LineageRootID *string `json:"_lineage_root_id,omitempty"` // the chain's root when the row is a projected tip
+}
+
+// PreviewChars is how much of the first user message a listing shows.
+const PreviewChars = 60
+
+// LineageNode is a session in a lineage tree.
+type LineageNode struct {
+	ID           string         `json:"id"`
+	Title        *string        `json:"title"`
+	Source       string         `json:"source"`
+	StartedAt    float64        `json:"started_at"`
+	EndedAt      *float64       `json:"ended_at"`
+	EndReason    *string        `json:"end_reason"`
+	MessageCount int64          `json:"message_count"`
+	Kind         string         `json:"kind"` // root, compression, branch, reset, delegate or child
+	Children     []*LineageNode `json:"children,omitempty"`
+}
+
+// PruneOptions select ended sessions for Store.Prune.
+type PruneOptions struct {
+	Before        float64  // last activity before this Unix time (required)
+	Sources       []string // only these sources
+	IncludePinned bool     // also pinned sessions and their chains
+	DryRun        bool     // report, delete nothing
+}
+
+// PruneCandidate is a session Prune deletes (or would delete).
+type PruneCandidate struct {
+	ID           string   `json:"id"`
+	Source       string   `json:"source"`
+	Title        *string  `json:"title"`
+	Model        *string  `json:"model"`
+	StartedAt    float64  `json:"started_at"`
+	LastActive   float64  `json:"last_active"`
+	EndedAt      *float64 `json:"ended_at"`
+	MessageCount int64    `json:"message_count"`
+	Archived     bool     `json:"archived"`
+}
+
+// UsageRow is token, call and cost totals for one group of sessions.
+type UsageRow struct {
+	Key              string  `json:"key"` // the model, source or day; "" for the grand total
+	Provider         string  `json:"provider,omitempty"`
+	Task             string  `json:"task,omitempty"`
+	Sessions         int64   `json:"sessions"`
+	Messages         int64   `json:"messages"`
+	APICalls         int64   `json:"api_calls"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	EstimatedCostUSD float64 `json:"estimated_cost_usd"`
+	ActualCostUSD    float64 `json:"actual_cost_usd"`
+}

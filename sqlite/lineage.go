@@ -1,0 +1,137 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+// Lineage returns the tree of sessions linked to id through
+// parent_session_id: from its root (the oldest ancestor) down through every
+// descendant, each marked with how it continues its parent.
+func (db *DB) Lineage(ctx context.Context, id string) (*sessiondb.LineageNode, error) {
+	if _, err := db.Session(ctx, id); err != nil {
+		return nil, err
+	}
+	var root string
+	err := db.read.QueryRowContext(ctx, `WITH RECURSIVE up(id, parent, depth) AS (
+			SELECT id, parent_session_id, 0 FROM sessions WHERE id = ?
+			UNION ALL
+			SELECT s.id, s.parent_session_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.parent WHERE up.depth < 1000)
+		SELECT id FROM up ORDER BY depth DESC LIMIT 1`, id).Scan(&root)
+	if err != nil {
+		return nil, db.mapErr("lineage", err)
+	}
+	rows, err := db.read.QueryContext(ctx, `WITH RECURSIVE down(id, depth) AS (
+			SELECT ?, 0
+			UNION
+			SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_session_id = down.id WHERE down.depth < 1000)
+		SELECT s.id, s.parent_session_id, s.title, s.source, s.started_at, s.ended_at, s.end_reason,
+			COALESCE(s.message_count, 0), s.model_config,
+			(SELECT p.end_reason FROM sessions p WHERE p.id = s.parent_session_id)
+		FROM down JOIN sessions s ON s.id = down.id ORDER BY s.started_at, s.id`, root)
+	if err != nil {
+		return nil, db.mapErr("lineage", err)
+	}
+	defer rows.Close()
+	nodes := map[string]*sessiondb.LineageNode{}
+	var order []*sessiondb.LineageNode
+	parents := map[string]string{}
+	for rows.Next() {
+		n := &sessiondb.LineageNode{}
+		var parent, config, parentEnd sql.NullString
+		if err := rows.Scan(&n.ID, &parent, &n.Title, &n.Source, &n.StartedAt, &n.EndedAt, &n.EndReason,
+			&n.MessageCount, &config, &parentEnd); err != nil {
+			return nil, db.mapErr("lineage", err)
+		}
+		n.Kind = childKind(parent, config, parentEnd)
+		nodes[n.ID] = n
+		parents[n.ID] = parent.String
+		order = append(order, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, db.mapErr("lineage", err)
+	}
+	for _, n := range order {
+		if p, ok := nodes[parents[n.ID]]; ok && n.ID != root {
+			p.Children = append(p.Children, n)
+		}
+	}
+	return nodes[root], nil
+}
+
+// childKind classifies how a session continues its parent.
+func childKind(parent, config, parentEnd sql.NullString) string {
+	if !parent.Valid {
+		return "root"
+	}
+	var mc map[string]any
+	_ = json.Unmarshal([]byte(config.String), &mc)
+	switch {
+	case mc["_delegate_from"] != nil:
+		return "delegate"
+	case mc["_branched_from"] != nil || parentEnd.String == "branched":
+		return "branch"
+	case mc["_reset_from"] != nil || resetEndReasons[parentEnd.String]:
+		return "reset"
+	case parentEnd.String == sessiondb.EndReasonCompression:
+		return "compression"
+	}
+	return "child"
+}
+
+// continuationSQL selects the compression continuation of the session bound
+// to ?: a child of a parent that ended with 'compression' that is not a
+// branch, delegate, reset or tool session (the latest one if several).
+const continuationSQL = `SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+	WHERE c.parent_session_id = ? AND p.end_reason = 'compression'
+	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._branched_from'), '') = ''
+	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._delegate_from'), '') = ''
+	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._reset_from'), '') = ''
+	AND COALESCE(c.source, '') <> 'tool'
+	ORDER BY c.started_at DESC, c.id DESC LIMIT 1`
+
+// CompressionTip follows a session's compression continuations to the live
+// end of its conversation; an uncompressed session is its own tip.
+func (db *DB) CompressionTip(ctx context.Context, id string) (string, error) {
+	if _, err := db.Session(ctx, id); err != nil {
+		return "", err
+	}
+	tip := id
+	for i := 0; i < 1000; i++ {
+		var next string
+		err := db.read.QueryRowContext(ctx, continuationSQL, tip).Scan(&next)
+		if err == sql.ErrNoRows {
+			return tip, nil
+		}
+		if err != nil {
+			return "", db.mapErr("compression tip", err)
+		}
+		tip = next
+	}
+	return tip, nil
+}
+
+// CompressionChain returns the logical conversation a session belongs to:
+// its compression ancestors, the session and its continuations, root first.
+func (db *DB) CompressionChain(ctx context.Context, id string) ([]string, error) {
+	chain, err := db.compressionAncestors(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for cur := id; len(chain) < 2000; {
+		var next string
+		err := db.read.QueryRowContext(ctx, continuationSQL, cur).Scan(&next)
+		if err == sql.ErrNoRows {
+			break
+		}
+		if err != nil {
+			return nil, db.mapErr("compression chain", err)
+		}
+		chain = append(chain, next)
+		cur = next
+	}
+	return chain, nil
+}

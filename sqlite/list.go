@@ -1,0 +1,157 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+// jsonMarker is the non-throwing lookup of a model_config marker of s.
+func jsonMarker(marker string) string {
+	return "json_extract(CASE WHEN json_valid(s.model_config) THEN s.model_config ELSE '{}' END, '$." + marker + "')"
+}
+
+// listableSQL keeps the rows people pick from: roots, and branch or reset
+// children; subagent runs and compression continuations are left out (a
+// chain is listed through its root).
+var listableSQL = `(s.parent_session_id IS NULL OR ` + jsonMarker("_branched_from") + ` IS NOT NULL
+	OR ` + jsonMarker("_reset_from") + ` IS NOT NULL
+	OR EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id AND (
+		(p.end_reason = 'branched' AND s.started_at >= p.ended_at)
+		OR (p.end_reason IN ('session_reset', 'session_switch', 'idle', 'daily', 'suspended', 'resume_pending_expired')
+			AND COALESCE(s.session_key, '') <> '' AND s.session_key = p.session_key))))`
+
+// ListSessions lists sessions newest first (see sessiondb.ListOptions) and
+// returns the page and the total number of matching rows.
+func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sessiondb.SessionSummary, int, error) {
+	var where []string
+	var args []any
+	if !o.IncludeChildren {
+		where = append(where, listableSQL)
+	}
+	switch {
+	case o.ArchivedOnly:
+		where = append(where, "COALESCE(s.archived, 0) = 1")
+	case !o.IncludeArchived:
+		where = append(where, "COALESCE(s.archived, 0) = 0")
+	}
+	if !o.IncludeHidden {
+		where = append(where, "COALESCE(s.hidden, 0) = 0")
+	}
+	if o.PinnedOnly {
+		where = append(where, "COALESCE(s.pinned, 0) = 1")
+	}
+	if len(o.Sources) > 0 {
+		where = append(where, "s.source IN ("+placeholders(len(o.Sources))+")")
+		for _, v := range o.Sources {
+			args = append(args, v)
+		}
+	}
+	if len(o.ExcludeSources) > 0 {
+		where = append(where, "s.source NOT IN ("+placeholders(len(o.ExcludeSources))+")")
+		for _, v := range o.ExcludeSources {
+			args = append(args, v)
+		}
+	}
+	cond := "1"
+	if len(where) > 0 {
+		cond = strings.Join(where, " AND ")
+	}
+	var total int
+	if err := db.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions s WHERE "+cond, args...).Scan(&total); err != nil {
+		return nil, 0, db.mapErr("list sessions", err)
+	}
+	order := "s.started_at DESC, s.id DESC"
+	if o.OrderByActivity {
+		order = "COALESCE(s.last_activity_at, s.started_at) DESC, s.started_at DESC, s.id DESC"
+	}
+	limit := o.Limit
+	if limit == 0 {
+		limit = 20
+	}
+	rows, err := db.read.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE "+cond+
+		" ORDER BY "+order+" LIMIT ? OFFSET ?", append(args, limit, max(o.Offset, 0))...)
+	if err != nil {
+		return nil, 0, db.mapErr("list sessions", err)
+	}
+	var page []*sessiondb.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			rows.Close()
+			return nil, 0, db.mapErr("list sessions", err)
+		}
+		page = append(page, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, db.mapErr("list sessions", err)
+	}
+	out := make([]sessiondb.SessionSummary, 0, len(page))
+	for _, s := range page {
+		sum := sessiondb.SessionSummary{Session: *s}
+		if !o.RawChains && s.EndReason != nil && *s.EndReason == sessiondb.EndReasonCompression {
+			tipID, err := db.CompressionTip(ctx, s.ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			if tipID != s.ID {
+				tip, err := db.Session(ctx, tipID)
+				if err != nil {
+					return nil, 0, err
+				}
+				root := s.ID
+				sum = sessiondb.SessionSummary{Session: *tip, LineageRootID: &root}
+			}
+		}
+		if sum.Preview, err = db.preview(ctx, sum.ID); err != nil {
+			return nil, 0, err
+		}
+		if sum.LastActive, err = db.lastActive(ctx, sum.ID, sum.StartedAt); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, sum)
+	}
+	return out, total, nil
+}
+
+// preview returns the start of a session's first user message: newlines
+// made spaces, at most 60 characters then "...".
+func (db *DB) preview(ctx context.Context, id string) (string, error) {
+	var content string
+	err := db.read.QueryRowContext(ctx, `SELECT content FROM messages
+		WHERE session_id = ? AND role = 'user' AND content IS NOT NULL AND COALESCE(display_kind, '') <> 'hidden'
+		ORDER BY timestamp, id LIMIT 1`, id).Scan(&content)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", db.mapErr("preview", err)
+	}
+	text := strings.TrimSpace(sessiondb.ContentText(sessiondb.DecodeContent(&content)))
+	text = strings.NewReplacer("\n", " ", "\r", " ").Replace(text)
+	if r := []rune(text); len(r) > sessiondb.PreviewChars {
+		text = string(r[:sessiondb.PreviewChars]) + "..."
+	}
+	return text, nil
+}
+
+// lastActive is the later of the session's activity stamp and its newest
+// message, ignoring values outside a sane epoch window; else started.
+func (db *DB) lastActive(ctx context.Context, id string, started float64) (float64, error) {
+	var v sql.NullFloat64
+	err := db.read.QueryRowContext(ctx, `SELECT MAX(v) FROM (
+			SELECT last_activity_at AS v FROM sessions WHERE id = ?1
+			UNION ALL SELECT MAX(timestamp) FROM messages WHERE session_id = ?1)
+		WHERE v BETWEEN ?2 AND ?3`, id, epochMin, epochMax).Scan(&v)
+	if err != nil {
+		return 0, db.mapErr("last active", err)
+	}
+	if !v.Valid {
+		return started, nil
+	}
+	return v.Float64, nil
+}

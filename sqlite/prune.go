@@ -1,0 +1,292 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+// inChunks runs fn over ids in slices of at most 900 (SQLite's bound
+// parameter limit is far above, but Hermes keeps IN lists this short).
+func inChunks(ids []string, fn func(chunk []any, marks string) error) error {
+	for start := 0; start < len(ids); start += 900 {
+		end := min(start+900, len(ids))
+		chunk := make([]any, end-start)
+		for i, id := range ids[start:end] {
+			chunk[i] = id
+		}
+		if err := fn(chunk, placeholders(len(chunk))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteSessions removes sessions with their messages (whose FTS entries the
+// triggers remove), usage and lock rows; children outside the set are
+// orphaned; unreferenced system prompts are collected. One transaction.
+func deleteSessions(ctx context.Context, tx *sql.Tx, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	stmts := []string{
+		"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (%s)",
+		"DELETE FROM messages WHERE session_id IN (%s)",
+		"DELETE FROM session_model_usage WHERE session_id IN (%s)",
+		"DELETE FROM compression_locks WHERE session_id IN (%s)",
+		"DELETE FROM sessions WHERE id IN (%s)",
+	}
+	for _, stmt := range stmts {
+		if err := inChunks(ids, func(chunk []any, marks string) error {
+			_, err := tx.ExecContext(ctx, fmt.Sprintf(stmt, marks), chunk...)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return gcPrompts(ctx, tx)
+}
+
+// deleteTargets returns id and, recursively, its delegate (subagent)
+// children, which are deleted with it.
+func deleteTargets(ctx context.Context, q querier, id string) ([]string, error) {
+	return collect(ctx, q, `WITH RECURSIVE d(id) AS (
+			SELECT ?
+			UNION
+			SELECT s.id FROM sessions s JOIN d ON s.parent_session_id = d.id
+			WHERE `+jsonMarker("_delegate_from")+` IS NOT NULL)
+		SELECT id FROM d`, id)
+}
+
+// DeleteSession deletes a session, its messages and its delegate children
+// (recursively); other children (branches, continuations) are kept and
+// orphaned. It returns the ids deleted.
+func (db *DB) DeleteSession(ctx context.Context, id string) ([]string, error) {
+	var ids []string
+	err := db.writeTx(ctx, 0, fmt.Sprintf("delete session %q", id), func(tx *sql.Tx) error {
+		if err := mustExist(ctx, tx, id); err != nil {
+			return err
+		}
+		var err error
+		if ids, err = deleteTargets(ctx, tx, id); err != nil {
+			return err
+		}
+		return deleteSessions(ctx, tx, ids)
+	})
+	return ids, err
+}
+
+// DeleteTargets returns what DeleteSession(id) would delete.
+func (db *DB) DeleteTargets(ctx context.Context, id string) ([]string, error) {
+	if _, err := db.Session(ctx, id); err != nil {
+		return nil, err
+	}
+	ids, err := deleteTargets(ctx, db.read, id)
+	return ids, db.mapErr("delete targets", err)
+}
+
+// lastActiveSQL is the recency of session s: its newest message or activity
+// stamp inside the sane window, else its start.
+var lastActiveSQL = `COALESCE((SELECT MAX(v) FROM (SELECT s.last_activity_at AS v
+	UNION ALL SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id) WHERE v BETWEEN 0 AND 4200000000), s.started_at)`
+
+// Prune deletes ended sessions whose last activity is older than
+// o.Before, as Hermes does: open sessions are never touched; pinned
+// sessions and every session of a pinned compression chain are kept unless
+// IncludePinned; a compression ancestor goes only together with its whole
+// later lineage; children of pruned sessions that stay are orphaned. With
+// DryRun it returns exactly what would go and deletes nothing. One
+// transaction.
+func (db *DB) Prune(ctx context.Context, o sessiondb.PruneOptions) ([]sessiondb.PruneCandidate, error) {
+	if o.Before <= 0 {
+		return nil, sessiondb.Errorf(sessiondb.EINVALID, "prune: an age limit is required")
+	}
+	var out []sessiondb.PruneCandidate
+	err := db.writeTx(ctx, 0, "prune sessions", func(tx *sql.Tx) error {
+		var err error
+		if out, err = pruneCandidates(ctx, tx, o); err != nil || o.DryRun {
+			return err
+		}
+		ids := make([]string, len(out))
+		for i, c := range out {
+			ids[i] = c.ID
+		}
+		return deleteSessions(ctx, tx, ids)
+	})
+	return out, err
+}
+
+func pruneCandidates(ctx context.Context, tx *sql.Tx, o sessiondb.PruneOptions) ([]sessiondb.PruneCandidate, error) {
+	where := []string{"s.ended_at IS NOT NULL", lastActiveSQL + " < ?"}
+	args := []any{o.Before}
+	if len(o.Sources) > 0 {
+		where = append(where, "s.source IN ("+placeholders(len(o.Sources))+")")
+		for _, v := range o.Sources {
+			args = append(args, v)
+		}
+	}
+	pinned := map[string]bool{}
+	if !o.IncludePinned {
+		// keep pinned rows and every segment of a chain with a pinned segment
+		ids, err := collect(ctx, tx, `WITH RECURSIVE chain(id, depth) AS (
+				SELECT id, 0 FROM sessions WHERE COALESCE(pinned, 0) = 1
+				UNION SELECT c.id, chain.depth + 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+					JOIN chain ON p.id = chain.id WHERE p.end_reason = 'compression' AND chain.depth < 1000
+				UNION SELECT p.id, chain.depth + 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+					JOIN chain ON c.id = chain.id WHERE p.end_reason = 'compression' AND chain.depth < 1000)
+			SELECT DISTINCT id FROM chain`)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			pinned[id] = true
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT s.id, s.source, s.title, s.model, s.started_at, `+lastActiveSQL+`,
+		s.ended_at, COALESCE(s.message_count, 0), COALESCE(s.archived, 0), s.end_reason
+		FROM sessions s WHERE `+strings.Join(where, " AND ")+` ORDER BY 6, s.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	var cands []sessiondb.PruneCandidate
+	compressed := map[string]bool{}
+	for rows.Next() {
+		var c sessiondb.PruneCandidate
+		var endReason sql.NullString
+		if err := rows.Scan(&c.ID, &c.Source, &c.Title, &c.Model, &c.StartedAt, &c.LastActive, &c.EndedAt,
+			&c.MessageCount, &c.Archived, &endReason); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if pinned[c.ID] {
+			continue
+		}
+		cands = append(cands, c)
+		if endReason.String == sessiondb.EndReasonCompression {
+			compressed[c.ID] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(compressed) == 0 {
+		return cands, nil
+	}
+	// A compression ancestor stays unless its whole later lineage goes too.
+	match := map[string]bool{}
+	for _, c := range cands {
+		match[c.ID] = true
+	}
+	keep := map[string]bool{}
+	for id := range compressed {
+		for cur := id; ; {
+			var next string
+			err := tx.QueryRowContext(ctx, continuationSQL, cur).Scan(&next)
+			if err == sql.ErrNoRows {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !match[next] {
+				keep[id] = true
+				break
+			}
+			cur = next
+		}
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if !keep[c.ID] {
+			kept = append(kept, c)
+		}
+	}
+	return kept, nil
+}
+
+// chainIDs returns every session of id's compression chain.
+func chainIDs(ctx context.Context, q querier, id string) ([]string, error) {
+	return collect(ctx, q, `WITH RECURSIVE chain(id, depth) AS (
+			SELECT ?, 0
+			UNION SELECT c.id, chain.depth + 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+				JOIN chain ON p.id = chain.id WHERE p.end_reason = 'compression' AND chain.depth < 1000
+			UNION SELECT p.id, chain.depth + 1 FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
+				JOIN chain ON c.id = chain.id WHERE p.end_reason = 'compression' AND chain.depth < 1000)
+		SELECT DISTINCT id FROM chain`, id)
+}
+
+// collect runs a query returning one text column and collects it.
+func collect(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// setChainFlag sets a flag column on every session of id's compression
+// chain (archive, pin and hide apply to a whole conversation).
+func (db *DB) setChainFlag(ctx context.Context, id, set string, op string) error {
+	return db.writeTx(ctx, 0, fmt.Sprintf("%s session %q", op, id), func(tx *sql.Tx) error {
+		if err := mustExist(ctx, tx, id); err != nil {
+			return err
+		}
+		ids, err := chainIDs(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return inChunks(ids, func(chunk []any, marks string) error {
+			_, err := tx.ExecContext(ctx, "UPDATE sessions SET "+set+" WHERE id IN ("+marks+")", chunk...)
+			return err
+		})
+	})
+}
+
+// SetArchived archives (or unarchives) a session's whole compression chain.
+func (db *DB) SetArchived(ctx context.Context, id string, archived bool) error {
+	if archived {
+		return db.setChainFlag(ctx, id, "archived = 1", "archive")
+	}
+	return db.setChainFlag(ctx, id, "archived = 0, auto_archived = 0", "unarchive")
+}
+
+// SetPinned pins (or unpins) a session's whole compression chain; pinning
+// also unhides it.
+func (db *DB) SetPinned(ctx context.Context, id string, pinned bool) error {
+	if pinned {
+		return db.setChainFlag(ctx, id, "pinned = 1, hidden = 0", "pin")
+	}
+	return db.setChainFlag(ctx, id, "pinned = 0", "unpin")
+}
+
+// ClearMessages deletes a session's messages (the triggers remove them from
+// the search indexes) and resets its counters; the session stays.
+func (db *DB) ClearMessages(ctx context.Context, id string) (int64, error) {
+	var n int64
+	err := db.writeTx(ctx, 0, fmt.Sprintf("clear session %q", id), func(tx *sql.Tx) error {
+		if err := mustExist(ctx, tx, id); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE session_id = ?", id)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, "UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ?", id)
+		return err
+	})
+	return n, err
+}
