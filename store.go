@@ -44,6 +44,26 @@ type Store interface {
 	// CJK text is routed to the bigram, trigram or substring search).
 	Search(ctx context.Context, query string, o SearchOptions) ([]SearchHit, error)
 
+	// SetTitle sets a session's user title ("" clears it); titles are unique.
+	SetTitle(ctx context.Context, id, title string) error
+	// ResolveTitle returns the session a title names (the latest "title #N").
+	ResolveTitle(ctx context.Context, title string) (string, error)
+	// ListSessions lists sessions and returns the page and the total count.
+	ListSessions(ctx context.Context, o ListOptions) ([]SessionSummary, int, error)
+	// Lineage returns the tree of sessions id belongs to, from its root.
+	Lineage(ctx context.Context, id string) (*LineageNode, error)
+	// DeleteSession deletes a session with its messages and delegate
+	// children, and returns the ids deleted.
+	DeleteSession(ctx context.Context, id string) ([]string, error)
+	// Prune deletes (or with DryRun lists) ended sessions inactive since
+	// before o.Before.
+	Prune(ctx context.Context, o PruneOptions) ([]PruneCandidate, error)
+	// SetArchived and SetPinned flag a session's whole compression chain.
+	SetArchived(ctx context.Context, id string, archived bool) error
+	SetPinned(ctx context.Context, id string, pinned bool) error
+	// ClearMessages deletes a session's messages and keeps the session.
+	ClearMessages(ctx context.Context, id string) (int64, error)
+
 	// Close releases the store's connections.
 	Close() error
 }
