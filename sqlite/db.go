@@ -66,6 +66,8 @@ type DB struct {
 
 	mu     sync.Mutex // guards layout
 	layout ftsLayout
+
+	group groupCommit // coalesces concurrent appends
 }
 
 var _ sessiondb.Store = (*DB)(nil)

@@ -160,18 +160,7 @@ func (db *DB) AppendMessage(ctx context.Context, m sessiondb.NewMessage) (int64,
 	if err != nil {
 		return 0, err
 	}
-	var id int64
-	err = db.writeTx(ctx, TranscriptWritePatience, fmt.Sprintf("append message to %q", m.SessionID), func(tx *sql.Tx) error {
-		if err := appendable(ctx, tx, m.SessionID); err != nil {
-			return err
-		}
-		id, err = insertMessage(ctx, tx, m.SessionID, r)
-		if err != nil {
-			return err
-		}
-		return bumpCounters(ctx, tx, m.SessionID, 1, r.countedCalls())
-	})
-	return id, err
+	return db.group.append(ctx, db, m.SessionID, r)
 }
 
 // AppendMessages appends ms to one session in a single transaction: all of

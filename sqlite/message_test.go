@@ -143,7 +143,7 @@ func TestAppendMessage(t *testing.T) {
 	t.Run("an explicit timestamp is kept and an out-of-range one replaced by now", func(t *testing.T) {
 		db := msgStore(t)
 		msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "a", Timestamp: 1700000000.5})
-		msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "b", Timestamp: 42})
+		msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "b", Timestamp: 5e9}) // past Hermes' window (0, 4.2e9]
 		ms := msgList(t, db, "s1", sessiondb.MessageFilter{})
 		if got, want := ms[0].Timestamp, 1700000000.5; got != want {
 			t.Fatalf("timestamp = %v, want %v", got, want)
