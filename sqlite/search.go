@@ -181,6 +181,11 @@ func (s *searcher) wantsUnindexed() bool {
 func (s *searcher) cjk(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
 	raw := strings.TrimSpace(strings.Trim(q, `"`))
 	match := sessiondb.QuoteTokens(raw)
+	if strings.Contains(raw, "%") {
+		// The tokenizers drop '%': only a substring scan keeps 100%完成
+		// from matching 100完成.
+		return s.likeAny(ctx, raw)
+	}
 	if s.cjkLive && !s.wantsUnindexed() && !sessiondb.HasLoneCJKRun(raw) {
 		return s.match(ctx, "messages_fts_cjk", match)
 	}
@@ -341,7 +346,7 @@ func likeArgs(term string, n int) []any {
 // likeAny is the CJK substring scan: any token anywhere, newest first, the
 // snippet centred on the first token.
 func (s *searcher) likeAny(ctx context.Context, raw string) ([]sessiondb.SearchHit, error) {
-	terms := sessiondb.QueryTerms(raw)
+	terms := capTerms(sessiondb.QueryTerms(raw))
 	if len(terms) == 0 {
 		terms = []string{raw}
 	}
@@ -356,6 +361,23 @@ func (s *searcher) likeAny(ctx context.Context, raw string) ([]sessiondb.SearchH
 		" WHERE (" + strings.Join(ors, " OR ") + ") AND " + strings.Join(where, " AND ") +
 		" ORDER BY m.timestamp DESC LIMIT ? OFFSET ?"
 	return s.query(ctx, stmt, append(append(args, fargs...), s.o.Limit, s.o.Offset)...)
+}
+
+// maxLikeTerms bounds how many distinct terms a LIKE scan matches, so the
+// generated expression stays far below SQLite's depth limit of 1000.
+const maxLikeTerms = 64
+
+// capTerms drops repeated terms and keeps at most maxLikeTerms.
+func capTerms(terms []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range terms {
+		if !seen[t] && len(out) < maxLikeTerms {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 var likeTokenRE = regexp.MustCompile(`"[^"]+"|\S+`)
@@ -396,6 +418,21 @@ func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.Searc
 	}
 	if len(cur) > 0 {
 		groups = append(groups, cur)
+	}
+	// Bound the SQL expression (SQLite's depth limit is 1000): repeated
+	// terms count once, and at most maxLikeTerms terms take part.
+	budget := maxLikeTerms
+	for gi, g := range groups {
+		seen := map[term]bool{}
+		var kept []term
+		for _, t := range g {
+			if !seen[t] && budget > 0 {
+				seen[t] = true
+				kept = append(kept, t)
+				budget--
+			}
+		}
+		groups[gi] = kept
 	}
 	col := func(c string) string { return "COALESCE(" + c + ", '') LIKE ? ESCAPE '\\'" }
 	perTerm := "(" + col("m.content") + " OR " + col("m.tool_name") + " OR " + col("m.tool_calls")
@@ -452,11 +489,20 @@ func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.Searc
 		// the snippet comes from the first column that matches
 		var whens []string
 		snippetArgs = nil
+		around := func(c string) string { return "substr(" + c + ", max(1, instr(lower(" + c + "), lower(?)) - 40), 120)" }
+		pat := likeArgs(snippetTerm, 1)[0]
 		for _, c := range []string{"m.content", "m.tool_name", "m.tool_calls", "m.reasoning", "m.reasoning_content"} {
-			whens = append(whens, "WHEN "+col(c)+" THEN substr("+c+", max(1, instr(lower("+c+"), lower(?)) - 40), 120)")
-			snippetArgs = append(snippetArgs, likeArgs(snippetTerm, 1)[0], snippetTerm)
+			whens = append(whens, "WHEN "+col(c)+" THEN "+around(c))
+			snippetArgs = append(snippetArgs, pat, snippetTerm)
 		}
-		snippet = "CASE " + strings.Join(whens, " ") + " ELSE '' END"
+		whens = append(whens, "WHEN m.role = 'assistant' AND NOT json_valid(COALESCE(m.reasoning_details, '')) AND "+
+			col("m.reasoning_details")+" THEN "+around("m.reasoning_details"))
+		snippetArgs = append(snippetArgs, pat, snippetTerm)
+		whens = append(whens, `WHEN m.role = 'assistant' AND json_valid(COALESCE(m.reasoning_details, '')) THEN
+			(SELECT `+around("CAST(rd.value AS TEXT)")+` FROM json_tree(m.reasoning_details) AS rd
+			 WHERE rd.type = 'text' AND CAST(rd.value AS TEXT) LIKE ? ESCAPE '\' LIMIT 1)`)
+		snippetArgs = append(snippetArgs, snippetTerm, pat)
+		snippet = "COALESCE(CASE " + strings.Join(whens, " ") + " END, '')"
 	}
 	where, fargs := s.filters()
 	stmt := "SELECT " + fmt.Sprintf(hitColumns, snippet) + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
@@ -478,6 +524,7 @@ func (s *searcher) gap(ctx context.Context, q string, have []sessiondb.SearchHit
 		}
 		terms = append(terms, t)
 	}
+	terms = capTerms(terms)
 	if len(terms) == 0 {
 		return nil, nil
 	}
