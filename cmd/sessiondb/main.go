@@ -72,6 +72,7 @@ var commands = map[string]func() *command{
 	"pin":       func() *command { return newFlagCommand("pin", true) },
 	"unpin":     func() *command { return newFlagCommand("unpin", false) },
 	"clear":     newClearCommand,
+	"doctor":    newDoctorCommand,
 
 	"optimize-storage": newOptimizeStorageCommand,
 	"rebuild-fts":      newRebuildFTSCommand,
@@ -141,6 +142,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "sessiondb %s: %v\n\n%s", cmd.name, err, cmd.usage)
 		return exitUsage
 	}
+	if errors.Is(err, errUnhealthy) {
+		return exitError
+	}
 	fmt.Fprintf(stderr, "sessiondb %s: %v\n", cmd.name, err)
 	switch sessiondb.ErrorCode(err) {
 	case sessiondb.ENOTFOUND:
@@ -204,14 +208,19 @@ Commands:
 	fmt.Fprint(w, "\nRun `sessiondb help COMMAND` for a command's options and examples.\n")
 }
 
+// path returns the database path the command line names.
+func (e *env) path() (string, error) {
+	if e.dbPath != "" {
+		return e.dbPath, nil
+	}
+	return sqlite.DefaultPath()
+}
+
 // open opens the database the command line names.
 func (e *env) open() (*sqlite.DB, error) {
-	path := e.dbPath
-	if path == "" {
-		var err error
-		if path, err = sqlite.DefaultPath(); err != nil {
-			return nil, err
-		}
+	path, err := e.path()
+	if err != nil {
+		return nil, err
 	}
 	return sqlite.Open(path, sqlite.Options{})
 }

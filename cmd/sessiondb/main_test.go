@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -244,5 +245,45 @@ func TestMaintenanceCommands(t *testing.T) {
 	json.Unmarshal([]byte(mustCLI(t, db, "search", "docker", "--json")), &hits)
 	if len(hits) != 1 {
 		t.Errorf("after maintenance: %d hits", len(hits))
+	}
+}
+
+func TestDoctorFix(t *testing.T) {
+	for name, stmt := range map[string]string{
+		"stale index":      "INSERT INTO state_meta (key, value) VALUES ('fts_stale', '1')",
+		"pending backfill": "INSERT INTO state_meta (key, value) VALUES ('fts_rebuild_high_water', '1000'), ('fts_rebuild_progress', '0')",
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "state.db")
+			mustCLI(t, db, "new", "--source", "cli", "--id", "s1")
+			raw, err := sql.Open("sqlite3", db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			// A row written by another process while the index has a gap
+			// (an open through sessiondb would fill it at once).
+			for _, q := range []string{stmt, "INSERT INTO messages (session_id, role, content, timestamp, active) VALUES ('s1', 'user', 'docker gap row', 1777593600, 1)"} {
+				if _, err := raw.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, _, code := cli(t, db, "", "doctor")
+			if name == "stale index" && code != exitError {
+				t.Fatalf("doctor on a stale index: exit %d\n%s", code, out)
+			}
+			if !strings.Contains(out, "fix: sessiondb") {
+				t.Fatalf("no fix named:\n%s", out)
+			}
+			out, errOut, code := cli(t, db, "", "doctor", "--fix")
+			if code != 0 || !strings.Contains(out, "healthy") || !strings.Contains(out, "fixed:") {
+				t.Fatalf("doctor --fix: exit %d\n%s%s", code, out, errOut)
+			}
+			var hits []any
+			json.Unmarshal([]byte(mustCLI(t, db, "search", "gap", "--json")), &hits)
+			if len(hits) != 1 {
+				t.Errorf("gap row not searchable after the fix: %d hits", len(hits))
+			}
+		})
 	}
 }

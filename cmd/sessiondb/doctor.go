@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+// errUnhealthy makes doctor exit with status 1 after printing its report.
+var errUnhealthy = errors.New("problems found")
+
+func newDoctorCommand() *command {
+	var asJSON, full, fix bool
+	return &command{
+		name:     "doctor",
+		synopsis: "check the database's health and say how to fix what is wrong",
+		usage: `Usage: sessiondb [--db PATH] doctor [--full] [--fix] [--json]
+
+Checks the database without changing it: schema version, journal mode, file
+and WAL sizes, free space, SQLite's quick_check (integrity_check with
+--full), the consistency of every search index, stale flags and pending
+index backfills, the filesystem (network and VM-shared filesystems are not
+safe for WAL), which processes have the file open, and whether the write
+lock is free right now. Every problem names the command that fixes it.
+Exit status 0 when healthy, 1 when a check failed.
+
+Options:
+  --full   run the full integrity_check (slow on big files)
+  --fix    apply the safe fixes: upgrade the schema, finish index backfills,
+           rebuild damaged or stale search indexes, checkpoint the WAL
+  --json   print the report as JSON
+
+Examples:
+  sessiondb doctor
+  sessiondb doctor --fix
+`,
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&asJSON, "json", false, "")
+			fs.BoolVar(&full, "full", false, "")
+			fs.BoolVar(&fix, "fix", false, "")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return usagef("doctor takes no arguments")
+			}
+			path, err := e.path()
+			if err != nil {
+				return err
+			}
+			d, err := sqlite.Diagnose(ctx, path, full)
+			if err != nil {
+				return err
+			}
+			var fixed []string
+			if fix && needsFix(d) {
+				if fixed, err = applyFixes(ctx, e, d); err != nil {
+					return err
+				}
+				if d, err = sqlite.Diagnose(ctx, path, full); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				if err := writeJSON(e.stdout, map[string]any{"diagnosis": d, "fixed": nonNil(fixed)}); err != nil {
+					return err
+				}
+			} else {
+				printDiagnosis(e.stdout, d, fixed, highlighter(e.stdout))
+			}
+			if !d.Healthy {
+				return errUnhealthy
+			}
+			return nil
+		},
+	}
+}
+
+func needsFix(d *sqlite.Diagnosis) bool {
+	for _, c := range d.Checks {
+		if c.Status != sqlite.CheckOK && (c.Fix == "sessiondb init" || c.Fix == "sessiondb rebuild-fts") {
+			return true
+		}
+	}
+	return false
+}
+
+// applyFixes runs the safe fixes doctor lists: opening upgrades the schema
+// and restores a stale CJK index, the backfill finishes pending indexing, a
+// damaged or detached index is rebuilt, and the WAL is checkpointed.
+func applyFixes(ctx context.Context, e *env, d *sqlite.Diagnosis) ([]string, error) {
+	db, err := e.open()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	fixed := []string{"opened and upgraded the schema"}
+	rebuild := false
+	for _, c := range d.Checks {
+		rebuild = rebuild || c.Fix == "sessiondb rebuild-fts"
+	}
+	bar := newProgress(e.stderr, "indexing")
+	if rebuild {
+		if err := db.RebuildFTS(ctx, bar.update); err != nil {
+			return fixed, err
+		}
+		fixed = append(fixed, "rebuilt the search indexes")
+	} else {
+		if err := db.Backfill(ctx, bar.update); err != nil {
+			return fixed, err
+		}
+		fixed = append(fixed, "finished the index backfill")
+	}
+	bar.done()
+	if err := db.Checkpoint(ctx); err != nil {
+		return fixed, err
+	}
+	return append(fixed, "checkpointed the WAL"), nil
+}
+
+func printDiagnosis(w io.Writer, d *sqlite.Diagnosis, fixed []string, c colors) {
+	for _, f := range fixed {
+		fmt.Fprintf(w, "fixed: %s\n", f)
+	}
+	fmt.Fprintf(w, "%s\n", d.Path)
+	for _, ch := range d.Checks {
+		mark := map[string]string{sqlite.CheckOK: "ok  ", sqlite.CheckWarn: "WARN", sqlite.CheckFail: "FAIL"}[ch.Status]
+		if ch.Status != sqlite.CheckOK {
+			mark = c.bold(mark)
+		}
+		fmt.Fprintf(w, "  %s  %-28s %s\n", mark, ch.Name, ch.Detail)
+		if ch.Fix != "" && ch.Status != sqlite.CheckOK {
+			fmt.Fprintf(w, "        %-28s fix: %s\n", "", ch.Fix)
+		}
+	}
+	if d.Healthy {
+		fmt.Fprintln(w, "healthy")
+	} else {
+		fmt.Fprintln(w, strings.ToUpper("problems found"))
+	}
+}

@@ -1,0 +1,278 @@
+package sqlite
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
+)
+
+// Check statuses.
+const (
+	CheckOK   = "ok"
+	CheckWarn = "warn"
+	CheckFail = "fail"
+)
+
+// Check is one finding of Diagnose.
+type Check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"` // the command that fixes it
+}
+
+// Diagnosis is the result of Diagnose.
+type Diagnosis struct {
+	Path    string  `json:"path"`
+	Healthy bool    `json:"healthy"` // no check failed
+	Checks  []Check `json:"checks"`
+}
+
+func (d *Diagnosis) add(name, status, detail, fix string) {
+	d.Checks = append(d.Checks, Check{name, status, detail, fix})
+	if status == CheckFail {
+		d.Healthy = false
+	}
+}
+
+// Diagnose inspects a database without changing it: it opens the file
+// read-only, runs no migration and takes no write lock (the lock probe
+// rolls back at once). With full it runs integrity_check instead of
+// quick_check.
+func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
+	fts5cjk.Register()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &Diagnosis{Path: abs, Healthy: true}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", abs, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("database %s is not a regular file", abs)
+	}
+	db, err := sql.Open(driverName, dsn(abs, url.Values{"mode": {"ro"}, "_busy_timeout": {"2000"}}))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+
+	sizes := []string{fmt.Sprintf("%s %d bytes", filepath.Base(abs), fi.Size())}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if s, err := os.Stat(abs + suffix); err == nil {
+			sizes = append(sizes, fmt.Sprintf("%s %d bytes", suffix, s.Size()))
+		}
+	}
+	d.add("files", CheckOK, strings.Join(sizes, ", "), "")
+
+	var version int
+	if err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&version); err != nil {
+		d.add("schema", CheckFail, fmt.Sprintf("cannot read the schema: %v", err), "sessiondb recover --source "+abs+" --output NEW.db")
+		return d, nil
+	}
+	switch {
+	case version < SchemaVersion:
+		d.add("schema", CheckWarn, fmt.Sprintf("schema version %d; sessiondb writes %d", version, SchemaVersion), "sessiondb init")
+	default:
+		d.add("schema", CheckOK, fmt.Sprintf("schema version %d (sessiondb writes %d)", version, SchemaVersion), "")
+	}
+
+	var mode string
+	db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
+	if strings.EqualFold(mode, "wal") {
+		d.add("journal", CheckOK, "WAL", "")
+	} else {
+		d.add("journal", CheckWarn, fmt.Sprintf("journal mode %s: readers block writers; Hermes and sessiondb use WAL", mode),
+			"stop every process using the file, then: sessiondb init")
+	}
+
+	var pages, free int64
+	db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages)
+	db.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free)
+	if pages > 0 && float64(free)/float64(pages) > 0.25 {
+		d.add("free space", CheckWarn, fmt.Sprintf("%d of %d pages free (%.0f%%)", free, pages, 100*float64(free)/float64(pages)), "sessiondb optimize --vacuum")
+	} else {
+		d.add("free space", CheckOK, fmt.Sprintf("%d of %d pages free", free, pages), "")
+	}
+
+	check := "quick_check"
+	if full {
+		check = "integrity_check"
+	}
+	// FTS5 findings are reported per index below; the rest is structural.
+	var structural []string
+	for _, p := range pragmaCheck(ctx, db, check) {
+		if !strings.Contains(p, "FTS5 table") {
+			structural = append(structural, p)
+		}
+	}
+	if len(structural) == 0 {
+		d.add(check, CheckOK, "ok", "")
+	} else {
+		d.add(check, CheckFail, strings.Join(structural, "; "), "sessiondb recover --source "+abs+" --output NEW.db")
+	}
+
+	objs, err := readSchema(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	meta := map[string]string{}
+	if rows, err := db.QueryContext(ctx, "SELECT key, COALESCE(value, '') FROM state_meta"); err == nil {
+		for rows.Next() {
+			var k, v string
+			rows.Scan(&k, &v)
+			meta[k] = v
+		}
+		rows.Close()
+	}
+	for _, t := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
+		if !objs.has(t) {
+			continue
+		}
+		pendingKey := keyHighWater
+		if t == "messages_fts_cjk" {
+			pendingKey = keyCJKHighWater
+		}
+		_, pending := meta[pendingKey]
+		switch problems := pragmaCheck(ctx, db, "integrity_check("+t+")"); {
+		case len(problems) == 0:
+			d.add("index "+t, CheckOK, "consistent", "")
+		case pending:
+			d.add("index "+t, CheckWarn, "backfill pending (rows written before the index are not in it yet; search scans them)", "sessiondb init")
+		default:
+			d.add("index "+t, CheckFail, strings.Join(problems, "; "), "sessiondb rebuild-fts")
+		}
+	}
+	if _, ok := meta[keyStale]; ok {
+		d.add("fts_stale", CheckFail, "the word and trigram indexes were detached after an error; search is scanning", "sessiondb rebuild-fts")
+	}
+	if _, ok := meta[keyCJKStale]; ok {
+		d.add("fts_cjk_stale", CheckWarn, "a process without the cjk_unicode61 tokenizer left a gap in the CJK index", "sessiondb init")
+	}
+	for _, k := range []struct{ hw, p, name string }{{keyHighWater, keyProgress, "word/trigram"}, {keyCJKHighWater, keyCJKProgress, "CJK"}} {
+		if hw, ok := meta[k.hw]; ok {
+			d.add("backfill "+k.name, CheckWarn, fmt.Sprintf("indexed up to id %s of %s", meta[k.p], hw), "sessiondb init")
+		}
+	}
+
+	if fs := filesystemType(abs); fs != "" {
+		if networkFS(fs) {
+			d.add("filesystem", CheckWarn, fs+": WAL needs shared memory and reliable locks, which network and VM-shared filesystems do not give; keep state.db on a local disk", "")
+		} else {
+			d.add("filesystem", CheckOK, fs, "")
+		}
+	}
+	if others := otherHolders(abs); len(others) > 0 {
+		d.add("processes", CheckOK, fmt.Sprintf("open in pid %v", others), "")
+	} else {
+		d.add("processes", CheckOK, "no other process has the file open", "")
+	}
+	d.add(lockCheck(ctx, abs))
+	return d, nil
+}
+
+func pragmaCheck(ctx context.Context, db *sql.DB, pragma string) []string {
+	rows, err := db.QueryContext(ctx, "PRAGMA "+pragma)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return []string{err.Error()}
+		}
+		if line != "ok" {
+			out = append(out, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		out = append(out, err.Error())
+	}
+	return out
+}
+
+// lockCheck tries BEGIN IMMEDIATE with a zero busy timeout and rolls back:
+// it tells whether another process holds the write lock right now.
+func lockCheck(ctx context.Context, path string) (string, string, string, string) {
+	db, err := sql.Open(driverName, dsn(path, url.Values{"_busy_timeout": {"0"}, "_txlock": {"immediate"}}))
+	if err != nil {
+		return "write lock", CheckWarn, err.Error(), ""
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	var se sqlite3.Error
+	switch {
+	case err == nil:
+		tx.Rollback()
+		return "write lock", CheckOK, "free", ""
+	case errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked):
+		return "write lock", CheckWarn, "held by another process right now (a long write, or a stuck process: see processes)", ""
+	case errors.As(err, &se) && se.Code == sqlite3.ErrReadonly:
+		return "write lock", CheckWarn, "the file is read-only for this user", "chmod u+rw " + path
+	}
+	return "write lock", CheckWarn, err.Error(), ""
+}
+
+// filesystemType returns the type of the filesystem holding path, from
+// /proc/self/mountinfo (Linux), or "".
+func filesystemType(path string) string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	best, fstype := "", ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		sep := -1
+		for i, x := range fields {
+			if x == "-" {
+				sep = i
+				break
+			}
+		}
+		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
+			continue
+		}
+		mnt := fields[4]
+		if (path == mnt || strings.HasPrefix(path, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) >= len(best) {
+			best, fstype = mnt, fields[sep+1]
+		}
+	}
+	return fstype
+}
+
+func networkFS(fs string) bool {
+	switch fs {
+	case "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "9p2000", "9p2000.l", "9p2000.u", "virtiofs", "fuse.virtiofs",
+		"fuse.sshfs", "afs", "ceph", "glusterfs", "fuse.glusterfs", "vboxsf", "prl_fs", "fuse.gcsfuse", "fuse.s3fs":
+		return true
+	}
+	return false
+}
+
+// Checkpoint runs a PASSIVE WAL checkpoint (never TRUNCATE while others may
+// be reading) and reports the WAL size afterwards.
+func (db *DB) Checkpoint(ctx context.Context) error {
+	if db.journalMode != "wal" {
+		return nil
+	}
+	_, err := db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	return db.mapErr("checkpoint", err)
+}
