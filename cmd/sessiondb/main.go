@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -79,6 +80,14 @@ var commands = map[string]func() *command{
 	"optimize":         newOptimizeCommand,
 }
 
+// completion reads the command table, so it joins it at init.
+func init() { commands["completion"] = newCompletionCommand }
+
+// hidden commands work but are not listed in help or completion.
+var hidden = map[string]func() *command{
+	"__complete": newCompleteCommand,
+}
+
 // usageError is an error in the command line itself (exit status 2).
 type usageError struct{ msg string }
 
@@ -92,6 +101,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	global := flag.NewFlagSet("sessiondb", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	global.StringVar(&e.dbPath, "db", "", "")
+	showVersion := global.Bool("version", false, "")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout)
@@ -99,6 +109,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stderr, "sessiondb: %v\n", err)
 		return exitUsage
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "sessiondb "+version())
+		return exitOK
 	}
 	rest := global.Args()
 	if len(rest) == 0 || rest[0] == "help" {
@@ -115,6 +129,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	}
 	mk, ok := commands[rest[0]]
+	if !ok {
+		mk, ok = hidden[rest[0]]
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "sessiondb: unknown command %q; run `sessiondb help` for the list\n", rest[0])
 		return exitUsage
@@ -187,11 +204,28 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// version is the module version the binary was built from, with the VCS
+// revision when the build recorded one.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v + ", schema " + fmt.Sprint(sqlite.SchemaVersion)
+}
+
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `sessiondb manages a Hermes-compatible session database (state.db).
 
 Usage:
   sessiondb [--db PATH] COMMAND [options] [arguments]
+  sessiondb --version
 
 The database is --db PATH, else $HERMES_HOME/state.db, else ~/.hermes/state.db.
 

@@ -167,7 +167,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, exitUsage, "unknown command"},
 		{"missing argument", []string{"show"}, exitUsage, "missing SESSION"},
 		{"unknown flag", []string{"show", "abc1", "--nope"}, exitUsage, "nope"},
-		{"unknown session", []string{"show", "zzz"}, exitNotFound, `"zzz" not found`},
+		{"unknown session", []string{"show", "zzz"}, exitNotFound, `no session with id, id prefix or title "zzz"`},
 		{"ambiguous prefix", []string{"show", "abc"}, exitUsage, "ambiguous"},
 		{"missing role", []string{"append", "abc1"}, exitUsage, "--role"},
 		{"invalid tool calls", []string{"append", "abc1", "--role", "assistant", "--tool-calls", "[oops"}, exitUsage, "tool_calls"},
