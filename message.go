@@ -122,6 +122,9 @@ func EncodeContent(v any) (*string, error) {
 	case nil:
 		return nil, nil
 	case string:
+		if strings.HasPrefix(c, ContentJSONPrefix) {
+			return nil, Errorf(EINVALID, "message text cannot start with NUL + \"json:\": Hermes reads that prefix as structured content; pass the value itself instead")
+		}
 		s := ScrubText(c)
 		return &s, nil
 	case json.RawMessage:

@@ -40,7 +40,14 @@ func SanitizeQuery(q string) string {
 	if utf8.RuneCountInString(q) > MaxQueryChars {
 		q = string([]rune(q)[:MaxQueryChars])
 	}
-	q = ScrubText(q)
+	// FTS5 ends a query at NUL and splits words only at space, tab, CR and
+	// LF: every other control character becomes a space.
+	q = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, ScrubText(q))
 
 	var phrases []string
 	q = quotedPhraseRE.ReplaceAllStringFunc(q, func(p string) string {
@@ -190,7 +197,7 @@ func splitFTS(q string) (items []ftsItem, changed bool) {
 			switch {
 			case body == "":
 				changed = true
-			case bareword(body):
+			case bareword(body) && !(star && (body == "AND" || body == "OR" || body == "NOT")):
 				items = append(items, ftsItem{text: word})
 			default:
 				changed = true
