@@ -62,7 +62,6 @@ func TestBashCompletionCompletes(t *testing.T) {
 	}
 }
 
-
 func TestVersion(t *testing.T) {
 	out := mustCLI(t, filepath.Join(t.TempDir(), "x.db"), "--version")
 	if !strings.HasPrefix(out, "sessiondb ") || !strings.Contains(out, "schema 30") {
