@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +30,3 @@ func parseAge(s string, now time.Time) (float64, error) {
 	}
 	return 0, usagef("age %q: want a duration like 90d, 12h, 2w, 30m or a date like 2026-01-31", s)
 }
-
-// fmtAge renders a cutoff for messages.
-func fmtAge(sec float64) string { return fmt.Sprint(fmtTime(sec)) }

@@ -74,7 +74,7 @@ Examples:
 				return err
 			}
 			if !dryRun && len(cands) > 0 {
-				if err := confirm(e, yes, fmt.Sprintf("Delete %d sessions inactive since before %s?", len(cands), fmtAge(cutoff))); err != nil {
+				if err := confirm(e, yes, fmt.Sprintf("Delete %d sessions inactive since before %s?", len(cands), fmtTime(cutoff))); err != nil {
 					return err
 				}
 				o.DryRun = false
