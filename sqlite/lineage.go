@@ -84,12 +84,15 @@ func childKind(parent, config, parentEnd sql.NullString) string {
 
 // continuationSQL selects the compression continuation of the session bound
 // to ?: a child of a parent that ended with 'compression' that is not a
-// branch, delegate, reset or tool session (the latest one if several).
+// branch, delegate, reset or tool session of that parent (the latest one if
+// several). Markers are compared with the parent id: a continuation
+// inherits model_config verbatim, so a marker naming another session was
+// inherited, not set for this fork.
 const continuationSQL = `SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id
 	WHERE c.parent_session_id = ? AND p.end_reason = 'compression'
-	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._branched_from'), '') = ''
-	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._delegate_from'), '') = ''
-	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._reset_from'), '') = ''
+	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._branched_from'), '') != p.id
+	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._delegate_from'), '') != p.id
+	AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config ELSE '{}' END, '$._reset_from'), '') != p.id
 	AND COALESCE(c.source, '') <> 'tool'
 	ORDER BY c.started_at DESC, c.id DESC LIMIT 1`
 

@@ -66,7 +66,12 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	}
 	order := "s.started_at DESC, s.id DESC"
 	if o.OrderByActivity {
-		order = "COALESCE(s.last_activity_at, s.started_at) DESC, s.started_at DESC, s.id DESC"
+		// the freshest activity anywhere in the row's compression chain
+		order = `(WITH RECURSIVE chain(id) AS (SELECT s.id UNION SELECT c.id FROM sessions c
+			JOIN chain ON c.parent_session_id = chain.id JOIN sessions p ON p.id = chain.id
+			WHERE p.end_reason = 'compression')
+			SELECT MAX(` + strings.ReplaceAll(lastActiveSQL, "s.", "x.") + `) FROM chain JOIN sessions x ON x.id = chain.id)
+			DESC, s.started_at DESC, s.id DESC`
 	}
 	limit := o.Limit
 	if limit == 0 {
@@ -104,7 +109,8 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 					return nil, 0, err
 				}
 				root := s.ID
-				sum = sessiondb.SessionSummary{Session: *tip, LineageRootID: &root}
+				sum.LineageRootID = &root
+				project(&sum.Session, tip)
 			}
 		}
 		if sum.Preview, err = db.preview(ctx, sum.ID); err != nil {
@@ -154,4 +160,15 @@ func (db *DB) lastActive(ctx context.Context, id string, started float64) (float
 		return started, nil
 	}
 	return v.Float64, nil
+}
+
+// project shows a compression chain as its live tip: the row keeps the
+// root's identity in time (started_at, parent, routing) and takes the tip's
+// id, state and content columns, as Hermes' listing does.
+func project(row, tip *sessiondb.Session) {
+	row.ID = tip.ID
+	row.EndedAt, row.EndReason = tip.EndedAt, tip.EndReason
+	row.MessageCount, row.ToolCallCount = tip.MessageCount, tip.ToolCallCount
+	row.Title, row.Model, row.SystemPrompt = tip.Title, tip.Model, tip.SystemPrompt
+	row.Cwd, row.GitBranch, row.GitRepoRoot = tip.Cwd, tip.GitBranch, tip.GitRepoRoot
 }

@@ -74,6 +74,8 @@ var commands = map[string]func() *command{
 	"unpin":     func() *command { return newFlagCommand("unpin", false) },
 	"clear":     newClearCommand,
 	"doctor":    newDoctorCommand,
+	"export":    newExportCommand,
+	"import":    newImportCommand,
 
 	"optimize-storage": newOptimizeStorageCommand,
 	"rebuild-fts":      newRebuildFTSCommand,

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+func newImportCommand() *command {
+	var asJSON bool
+	var o sqlite.ImportOptions
+	return &command{
+		name:     "import",
+		synopsis: "import sessions from a JSON lines or JSON export",
+		usage: `Usage: sessiondb [--db PATH] import PATH|- [--replace] [--dry-run] [--keep-runtime-state] [--json]
+
+Imports sessions written by "sessiondb export" (jsonl or json) or by Hermes'
+session export: one session object per line, or a JSON array of them. A
+lineage object imports each of its segments. Each session is written whole
+or not at all, with its messages' original timestamps and every column;
+messages get new ids. Sessions that already exist are skipped. A session
+that cannot be imported is reported with its line and the others are
+imported; the exit status is then 1.
+
+message_count and tool_call_count are recomputed from the imported messages.
+A parent session that is neither in the database nor in the file is dropped
+and reported. Live runtime state (gateway routing keys, activity, handoff,
+compression back-off, tool cache) is not imported, as in Hermes, unless
+--keep-runtime-state is given. Hermes refuses imports of more than 500
+sessions, 10000 messages per session, 50000 messages or 25 MiB at once;
+sessiondb imports them (each session in its own transaction) and warns.
+
+Options:
+  --replace              overwrite sessions that already exist: their messages
+                         are replaced and their columns set from the file
+  --dry-run              report what would be imported; write nothing
+  --keep-runtime-state   also import routing, activity, handoff and back-off
+                         state, to move a whole installation to a new machine
+  --json                 print the report as JSON
+
+Examples:
+  sessiondb import backup.jsonl
+  sessiondb import backup.jsonl --dry-run
+  sessiondb export --all --db old.db | sessiondb import - --db new.db
+`,
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&o.Replace, "replace", false, "")
+			fs.BoolVar(&o.DryRun, "dry-run", false, "")
+			fs.BoolVar(&o.KeepRuntimeState, "keep-runtime-state", false, "")
+			fs.BoolVar(&asJSON, "json", false, "")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			path, err := oneArg(args, "PATH (or - for standard input)")
+			if err != nil {
+				return err
+			}
+			var r io.Reader = e.stdin
+			if path != "-" {
+				f, err := os.Open(path)
+				if err != nil {
+					return usagef("read %s: %v", path, err)
+				}
+				defer f.Close()
+				r = f
+			}
+			db, err := e.open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rep, ierr := db.ImportSessions(ctx, r, o)
+			if rep != nil {
+				if asJSON {
+					err = writeJSON(e.stdout, rep)
+				} else {
+					_, err = fmt.Fprint(e.stdout, renderImportReport(rep))
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if ierr != nil {
+				return ierr
+			}
+			if rep.Failed > 0 {
+				return fmt.Errorf("%d of %d sessions could not be imported (see the errors above)", rep.Failed, rep.Failed+rep.Imported+rep.Replaced+rep.Skipped)
+			}
+			return nil
+		},
+	}
+}
+
+func renderImportReport(rep *sqlite.ImportReport) string {
+	var b strings.Builder
+	verb := "imported"
+	if rep.DryRun {
+		verb = "would import"
+		b.WriteString("Dry run: nothing was written.\n")
+	}
+	fmt.Fprintf(&b, "%s %d sessions (%d messages), replaced %d, skipped %d already present, failed %d",
+		verb, rep.Imported, rep.Messages, rep.Replaced, rep.Skipped, rep.Failed)
+	if rep.Detached > 0 {
+		fmt.Fprintf(&b, ", %d without their parent", rep.Detached)
+	}
+	b.WriteString("\n")
+	note := func(n sqlite.ImportNote) {
+		b.WriteString("  ")
+		if n.Line > 0 {
+			fmt.Fprintf(&b, "line %d: ", n.Line)
+		}
+		if n.SessionID != "" {
+			fmt.Fprintf(&b, "session %s: ", n.SessionID)
+		}
+		b.WriteString(n.Message)
+		b.WriteString("\n")
+	}
+	if len(rep.Errors) > 0 {
+		b.WriteString("Errors:\n")
+		for _, n := range rep.Errors {
+			note(n)
+		}
+	}
+	if len(rep.Warnings) > 0 {
+		b.WriteString("Warnings:\n")
+		for _, n := range rep.Warnings {
+			note(n)
+		}
+	}
+	return b.String()
+}
