@@ -5,23 +5,32 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // maxGroup bounds how many appends one group commit carries.
 const maxGroup = 64
 
+// groupWindow is the longest a leader waits for concurrent writers to
+// join its group, and only when the previous group saw concurrency.
+const groupWindow = time.Millisecond
+
 // groupCommit coalesces appends issued concurrently on one store into one
-// BEGIN IMMEDIATE transaction. There is no waiting window: the first caller
-// commits at once (a lone caller's latency is unchanged); callers arriving
-// while a commit runs queue up and the next leader takes them all (up to
-// maxGroup) in one transaction. Each message gets its own savepoint, so
-// one failing message (an unknown or closed session) fails alone; each
-// caller gets its own id and error, and returns only after the commit
-// (durable, with synchronous=FULL).
+// BEGIN IMMEDIATE transaction. A lone caller commits at once (its latency
+// is unchanged). Callers arriving while a commit runs queue up and the next
+// leader takes them all (up to maxGroup) in one transaction; when the last
+// group showed k concurrent writers, the leader first waits up to
+// groupWindow for k of them to queue, so writers that were just
+// acknowledged join instead of forming a second, alternating group. Each
+// message gets its own savepoint, so one failing message (an unknown or
+// closed session) fails alone; each caller gets its own id and error, and
+// returns only after the commit (durable, with synchronous=FULL).
 type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*appendReq
 	running bool
+	writers int           // concurrency the last group saw
+	joined  chan struct{} // signalled when a request queues
 }
 
 type appendReq struct {
@@ -36,10 +45,17 @@ type appendReq struct {
 func (g *groupCommit) append(ctx context.Context, db *DB, sessionID string, r *row) (int64, error) {
 	req := &appendReq{sessionID: sessionID, r: r, done: make(chan struct{}), lead: make(chan struct{})}
 	g.mu.Lock()
+	if g.joined == nil {
+		g.joined = make(chan struct{}, 1)
+	}
 	g.queue = append(g.queue, req)
 	leader := !g.running
 	g.running = true
 	g.mu.Unlock()
+	select {
+	case g.joined <- struct{}{}:
+	default:
+	}
 	if !leader {
 		select {
 		case <-req.done:
@@ -56,6 +72,26 @@ func (g *groupCommit) append(ctx context.Context, db *DB, sessionID string, r *r
 // in the queue) and hands leadership to the next queued request, if any.
 func (g *groupCommit) lead(ctx context.Context, db *DB) {
 	g.mu.Lock()
+	want := min(g.writers, maxGroup)
+	g.mu.Unlock()
+	if want > 1 {
+		deadline := time.NewTimer(groupWindow)
+		for waiting := true; waiting; {
+			g.mu.Lock()
+			queued := len(g.queue)
+			g.mu.Unlock()
+			if queued >= want {
+				break
+			}
+			select {
+			case <-g.joined:
+			case <-deadline.C:
+				waiting = false
+			}
+		}
+		deadline.Stop()
+	}
+	g.mu.Lock()
 	n := min(len(g.queue), maxGroup)
 	batch := g.queue[:n:n]
 	g.queue = g.queue[n:]
@@ -67,6 +103,7 @@ func (g *groupCommit) lead(ctx context.Context, db *DB) {
 	}
 
 	g.mu.Lock()
+	g.writers = len(batch) + len(g.queue)
 	if len(g.queue) > 0 {
 		close(g.queue[0].lead)
 	} else {

@@ -76,6 +76,7 @@ var commands = map[string]func() *command{
 	"doctor":    newDoctorCommand,
 	"export":    newExportCommand,
 	"import":    newImportCommand,
+	"bench":     newBenchCommand,
 
 	"optimize-storage": newOptimizeStorageCommand,
 	"rebuild-fts":      newRebuildFTSCommand,
