@@ -77,6 +77,8 @@ var commands = map[string]func() *command{
 	"export":    newExportCommand,
 	"import":    newImportCommand,
 	"bench":     newBenchCommand,
+	"recover":   newRecoverCommand,
+	"browse":    newBrowseCommand,
 
 	"optimize-storage": newOptimizeStorageCommand,
 	"rebuild-fts":      newRebuildFTSCommand,
