@@ -68,6 +68,8 @@ type DB struct {
 	layout ftsLayout
 
 	group groupCommit // coalesces concurrent appends
+
+	quarantined string // where Open moved an invalid file, if it did
 }
 
 var _ sessiondb.Store = (*DB)(nil)
@@ -115,11 +117,20 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "database path %q: %v", path, err)
 	}
+	// Hermes moves a zero-byte or headerless state.db aside and starts
+	// afresh (STORAGE.md §4.7). It must run before any connection opens.
+	// Other file names are the user's own files: they get an error instead.
+	var moved string
+	if filepath.Base(abs) == "state.db" {
+		if moved, err = QuarantineInvalid(abs); err != nil {
+			return nil, err
+		}
+	}
 	if err := prepareFile(abs); err != nil {
 		return nil, err
 	}
 
-	db := &DB{path: abs, now: opts.Now, patience: opts.WritePatience}
+	db := &DB{path: abs, now: opts.Now, patience: opts.WritePatience, quarantined: moved}
 	db.write, err = sql.Open(driverName, dsn(abs, url.Values{
 		"_busy_timeout": {fmt.Sprint(writerBusyTimeout)},
 		"_foreign_keys": {"on"},
@@ -178,6 +189,10 @@ func (db *DB) open(mode string) error {
 	}
 	return nil
 }
+
+// Quarantined returns where Open moved an invalid (zero-byte or headerless)
+// state.db before creating a fresh one, or "".
+func (db *DB) Quarantined() string { return db.quarantined }
 
 // Path returns the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
@@ -254,10 +269,13 @@ func prepareFile(path string) error {
 func chmodFiles(path string) {
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() == 0o600 {
+		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		_ = os.Chmod(p, 0o600)
+		// only ever remove bits: a read-only file stays read-only
+		if perm := fi.Mode().Perm(); perm&^0o600 != 0 {
+			_ = os.Chmod(p, perm&0o600)
+		}
 	}
 }
 
@@ -289,6 +307,14 @@ func (db *DB) setJournalMode(ctx context.Context, want string) (string, error) {
 	}
 	cur = strings.ToLower(cur)
 	if cur != "wal" && cur != want {
+		// Switching rewrites the header: never do it to a damaged file.
+		var ok string
+		if err := db.write.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&ok); err != nil {
+			return "", db.mapErr("check "+db.path, err)
+		}
+		if ok != "ok" && !strings.Contains(ok, "FTS5 table") {
+			return "", sessiondb.Errorf(sessiondb.ECORRUPT, "database %s is damaged (%s); nothing was written. Copy what can be saved with `sessiondb recover --source %s --output NEW.db`", db.path, ok, db.path)
+		}
 		var got string
 		var err error
 		for attempt := 0; attempt < 4; attempt++ {

@@ -200,7 +200,7 @@ func ensureCurrentFTS(ctx context.Context, tx *sql.Tx, objs schemaObjects, stale
 			return err
 		}
 	}
-	if err := ensureCJK(ctx, tx, objs); err != nil {
+	if err := ensureCJK(ctx, tx, objs, false); err != nil {
 		return err
 	}
 	if !pending {
@@ -211,14 +211,21 @@ func ensureCurrentFTS(ctx context.Context, tx *sql.Tx, objs schemaObjects, stale
 	return exec(ctx, tx, "DELETE FROM state_meta WHERE key = '"+keyOptimizeAvail+"'")
 }
 
-// ensureCJK creates the CJK bigram index or restarts it after a
-// tokenizer-less process left a gap. Rows already in messages are indexed by
-// the chunked backfill (Backfill), gated by the fts_cjk_rebuild_* keys, so
-// the open never holds the write lock for a whole-table rebuild.
-func ensureCJK(ctx context.Context, tx *sql.Tx, objs schemaObjects) error {
+// ensureCJK creates the CJK bigram index when the file has none, as a
+// Hermes with the tokenizer does. An index a tokenizer-less process marked
+// stale (fts_cjk_stale, its triggers dropped) is left alone, again as
+// Hermes does: reinstalling its triggers while such a process still runs
+// would fail that process's next insert. RestoreCJK (sessiondb init,
+// optimize-storage, doctor --fix) restarts it. Rows already in messages
+// are indexed by the chunked backfill, gated by the fts_cjk_rebuild_* keys,
+// so no open holds the write lock for a whole-table rebuild.
+func ensureCJK(ctx context.Context, tx *sql.Tx, objs schemaObjects, restore bool) error {
 	_, stale, err := metaInt(ctx, tx, keyCJKStale)
 	if err != nil {
 		return err
+	}
+	if objs.has("messages_fts_cjk") && stale && !restore {
+		return nil
 	}
 	if objs.has("messages_fts_cjk") && !stale {
 		if err := replaceBroadUpdateTriggers(ctx, tx, objs, "messages_fts_cjk_update"); err != nil {
@@ -282,4 +289,33 @@ func storedTrigger(ddl, name string) string {
 	stmt := ddl[start:]
 	stmt = stmt[:strings.Index(stmt, "\nEND;")+len("\nEND")]
 	return strings.Replace(stmt, "IF NOT EXISTS ", "", 1)
+}
+
+// RestoreCJK restarts a CJK index that a process without the cjk_unicode61
+// tokenizer marked stale: the table is recreated empty with its triggers
+// and the rows written so far are backfilled in chunks. Do this when no
+// tokenizer-less Hermes is running (its next insert would fail on the
+// reinstalled triggers until it marks the index stale again).
+func (db *DB) RestoreCJK(ctx context.Context, progress Progress) (bool, error) {
+	if db.legacy() {
+		return false, nil
+	}
+	restored := false
+	err := db.writeTx(ctx, 0, "restore the CJK index", func(tx *sql.Tx) error {
+		_, stale, err := metaInt(ctx, tx, keyCJKStale)
+		if err != nil || !stale {
+			restored = false
+			return err
+		}
+		objs, err := readSchema(ctx, tx)
+		if err != nil {
+			return err
+		}
+		restored = true
+		return ensureCJK(ctx, tx, objs, true)
+	})
+	if err != nil || !restored {
+		return false, err
+	}
+	return true, db.Backfill(ctx, progress)
 }

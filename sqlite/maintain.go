@@ -77,7 +77,8 @@ func (db *DB) RebuildFTS(ctx context.Context, progress Progress) error {
 // the old rows are backfilled in chunks of 500 ids, each a short
 // transaction, so Hermes processes keep writing. It is resumable: an
 // interrupted run leaves the gap markers and the next run (or any open)
-// continues. Any pending CJK backfill is finished too. With vacuum, the file
+// continues. A CJK index marked stale is restarted (RestoreCJK) and any
+// pending CJK backfill is finished too. With vacuum, the file
 // is compacted afterwards when no other process has it open.
 func (db *DB) OptimizeStorage(ctx context.Context, progress Progress, vacuum bool) (*MaintenanceReport, error) {
 	rep := &MaintenanceReport{}
@@ -99,6 +100,9 @@ func (db *DB) OptimizeStorage(ctx context.Context, progress Progress, vacuum boo
 		db.layout = layoutCurrent
 		db.mu.Unlock()
 		rep.Converted = true
+	}
+	if _, err := db.RestoreCJK(ctx, nil); err != nil {
+		return nil, err
 	}
 	pending, err := db.PendingBackfill(ctx)
 	if err != nil {

@@ -349,7 +349,15 @@ func TestStaleCJKIndexIsRestored(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Opening leaves a stale index alone, as Hermes does (a tokenizer-less
+	// process may still be running); RestoreCJK (sessiondb init) restarts it.
 	db = MustOpenPath(t, path)
+	if _, ok, _ := db.Meta(ctx, "fts_cjk_stale"); !ok {
+		t.Fatal("open restored a stale CJK index")
+	}
+	if restored, err := db.RestoreCJK(ctx, nil); err != nil || !restored {
+		t.Fatalf("RestoreCJK = %v, %v", restored, err)
+	}
 	if _, ok, _ := db.Meta(ctx, "fts_cjk_stale"); ok {
 		t.Error("fts_cjk_stale still set")
 	}

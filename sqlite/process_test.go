@@ -343,8 +343,11 @@ func TestPythonOpensOurFile(t *testing.T) {
 		t.Errorf("python saw %v objects in sqlite_master, want 3 views and 13 triggers among them", kinds)
 	}
 
-	// Reopen in Go: the CJK gap is detected and closed at open.
+	// Reopen in Go and restore the CJK index (what `sessiondb init` does).
 	db = MustOpenPath(t, path)
+	if _, err := db.RestoreCJK(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
 	raw := rawDB(t, path)
 	if n := count(t, raw, "SELECT COUNT(*) FROM state_meta WHERE key = 'fts_cjk_stale'"); n != 0 {
 		t.Errorf("fts_cjk_stale still set after open")
@@ -643,9 +646,11 @@ func TestOpenBadPaths(t *testing.T) {
 	})
 
 	t.Run("random bytes", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "state.db")
 		junk := make([]byte, 4096)
 		rand.New(rand.NewSource(42)).Read(junk)
+
+		// Any other file name: an error, and the file is left as it was.
+		path := filepath.Join(t.TempDir(), "notes.db")
 		if err := os.WriteFile(path, junk, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -657,14 +662,27 @@ func TestOpenBadPaths(t *testing.T) {
 		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT {
 			t.Errorf("error code = %q, want %q (%v)", got, sessiondb.ECORRUPT, err)
 		}
-		after, rerr := os.ReadFile(path)
-		if rerr != nil {
-			t.Fatal(rerr)
-		}
-		if !bytes.Equal(after, junk) {
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, junk) {
 			t.Errorf("the damaged file was modified (%d bytes, was %d)", len(after), len(junk))
 		}
-		t.Logf("error: %v", err)
+
+		// state.db: moved aside untouched and replaced, as Hermes does.
+		path = filepath.Join(t.TempDir(), "state.db")
+		if err := os.WriteFile(path, junk, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err = open(path)
+		if err != nil {
+			t.Fatalf("open a headerless state.db: %v", err)
+		}
+		defer db.Close()
+		moved := db.Quarantined()
+		if after, err := os.ReadFile(moved); err != nil || !bytes.Equal(after, junk) {
+			t.Errorf("the invalid file was not kept intact at %q: %v", moved, err)
+		}
+		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s1", Source: "cli"}); err != nil {
+			t.Errorf("the fresh database does not work: %v", err)
+		}
 	})
 
 	t.Run("zero bytes", func(t *testing.T) {

@@ -104,6 +104,11 @@ func applyFixes(ctx context.Context, e *env, d *sqlite.Diagnosis) ([]string, err
 		rebuild = rebuild || c.Fix == "sessiondb rebuild-fts"
 	}
 	bar := newProgress(e.stderr, "indexing")
+	if restored, err := db.RestoreCJK(ctx, bar.update); err != nil {
+		return fixed, err
+	} else if restored {
+		fixed = append(fixed, "restored the stale CJK index")
+	}
 	if rebuild {
 		if err := db.RebuildFTS(ctx, bar.update); err != nil {
 			return fixed, err

@@ -17,7 +17,9 @@ func newInitCommand() *command {
 
 Creates the database when it does not exist, or upgrades an existing Hermes
 state.db of any schema version in place without losing a row, then finishes
-any pending search-index backfill (showing progress on a terminal).
+any pending search-index backfill and restores a CJK index that a Hermes
+without the cjk_unicode61 tokenizer marked stale (progress on a terminal).
+Run it while no tokenizer-less Hermes process is running.
 
 Options:
   --json   print {"path","schema_version","journal_mode"}
@@ -37,6 +39,9 @@ Examples:
 			}
 			defer db.Close()
 			bar := newProgress(e.stderr, "indexing")
+			if _, err := db.RestoreCJK(ctx, bar.update); err != nil {
+				return err
+			}
 			if err := db.Backfill(ctx, bar.update); err != nil {
 				return err
 			}

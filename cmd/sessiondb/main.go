@@ -261,7 +261,12 @@ func (e *env) open() (*sqlite.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sqlite.Open(path, sqlite.Options{})
+	db, err := sqlite.Open(path, sqlite.Options{})
+	if err == nil && db.Quarantined() != "" {
+		fmt.Fprintf(e.stderr, "sessiondb: %s was not a SQLite database; it was moved to %s and a fresh database created. Inspect it with `sessiondb recover --source %s --output NEW.db`\n",
+			path, db.Quarantined(), db.Quarantined())
+	}
+	return db, err
 }
 
 // resolve turns a session argument into an id: an exact id, else a unique

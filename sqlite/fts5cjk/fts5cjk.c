@@ -203,7 +203,13 @@ static fts5_api *cjkFts5Api(sqlite3 *db){
 
 /* Auto-extension entry point, run by SQLite for every new connection. */
 static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
-  fts5_api *pApi = cjkFts5Api(db);
+  fts5_api *pApi;
+  /* This runs inside sqlite3_open, before the driver sets its own busy
+  ** timeout: without one, the statement below fails at once with
+  ** "database is locked" while another process holds a lock. The driver
+  ** replaces this timeout right after the open. */
+  sqlite3_busy_timeout(db, 5000);
+  pApi = cjkFts5Api(db);
   (void)pzErrMsg;
   (void)pThunk;
   if( pApi == 0 ) return SQLITE_OK;  /* no FTS5: the Go store reports it */

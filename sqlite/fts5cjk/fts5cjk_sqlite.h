@@ -24,6 +24,7 @@ typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_stmt sqlite3_stmt;
 
 int sqlite3_auto_extension(void (*xEntryPoint)(void));
+int sqlite3_busy_timeout(sqlite3 *db, int ms);
 int sqlite3_open(const char *zFilename, sqlite3 **ppDb);
 int sqlite3_close(sqlite3 *db);
 int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte,
