@@ -498,6 +498,7 @@ type importMessage struct {
 	Active            *importFlag     `json:"active"`
 	Compacted         importFlag      `json:"compacted"`
 	MessageID         string          `json:"message_id"`
+	ID                int64           `json:"id"`
 }
 
 func (st *importState) object(ctx context.Context, raw []byte, pos inputPos) error {
@@ -653,6 +654,7 @@ type importPlan struct {
 type importRow struct {
 	*row
 	active, compacted int
+	id                int64 // the message's id in the file, kept when free (see importTx)
 }
 
 // planImport checks an object and encodes its messages with the append
@@ -711,7 +713,7 @@ func (db *DB) planImport(obj *importObject) (*importPlan, error) {
 		} else {
 			untimed++
 		}
-		ir := importRow{row: r, active: 1}
+		ir := importRow{row: r, active: 1, id: im.ID}
 		if im.Active != nil && !*im.Active {
 			ir.active = 0
 		}
@@ -870,11 +872,11 @@ func parentAcceptable(ctx context.Context, q querier, child, parent string) (boo
 	return n == 0, err
 }
 
-const importMessageSQL = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls,
+const importMessageSQL = `INSERT INTO messages (id, session_id, role, content, tool_call_id, tool_calls,
 	tool_name, effect_disposition, timestamp, token_count, finish_reason, reasoning, reasoning_content,
 	reasoning_details, codex_reasoning_items, codex_message_items, platform_message_id, observed,
 	_compressed_summary, active, compacted, api_content, display_kind, display_metadata)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // importTx writes one planned session inside the caller's transaction. It
 // keeps no state outside it, so writeTx may run it again.
@@ -938,12 +940,22 @@ func importTx(ctx context.Context, tx *sql.Tx, p *importPlan, o ImportOptions) (
 			return res, err
 		}
 		defer stmt.Close()
+		// A message keeps its id when the id is above every id this file
+		// ever issued (AUTOINCREMENT's promise: ids are never reused), so
+		// an export imported into a new database exports identically.
+		var issued int64
+		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'messages'").Scan(&issued); err != nil {
+			return res, err
+		}
 		for _, r := range p.rows {
-			var content any
+			var content, id any
 			if r.content != nil {
 				content = *r.content
 			}
-			if _, err := stmt.ExecContext(ctx, p.id, r.role, content, r.toolCallID, r.toolCalls,
+			if r.id > issued {
+				id, issued = r.id, r.id
+			}
+			if _, err := stmt.ExecContext(ctx, id, p.id, r.role, content, r.toolCallID, r.toolCalls,
 				r.toolName, r.effect, r.timestamp, r.tokenCount, r.finish, r.reasoning, r.reasoningContent,
 				r.reasoningDetails, r.codexReasoning, r.codexMessage, r.platformID, r.observed,
 				r.compressed, r.active, r.compacted, r.apiContent, r.displayKind, r.displayMetadata); err != nil {
