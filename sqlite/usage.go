@@ -44,9 +44,14 @@ func (db *DB) UsageStats(ctx context.Context, by string, since float64) ([]sessi
 	default:
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "stats by %q: want model, source or day", by)
 	}
-	rows, err := db.read.QueryContext(ctx, q, since)
+	return db.usageRows(ctx, "usage stats", q, since)
+}
+
+// usageRows runs a query whose columns are those of sessiondb.UsageRow.
+func (db *DB) usageRows(ctx context.Context, op, q string, args ...any) ([]sessiondb.UsageRow, error) {
+	rows, err := db.read.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, db.mapErr("usage stats", err)
+		return nil, db.mapErr(op, err)
 	}
 	defer rows.Close()
 	out := []sessiondb.UsageRow{}
@@ -55,11 +60,11 @@ func (db *DB) UsageStats(ctx context.Context, by string, since float64) ([]sessi
 		if err := rows.Scan(&r.Key, &r.Provider, &r.Task, &r.Sessions, &r.Messages, &r.APICalls, &r.InputTokens,
 			&r.OutputTokens, &r.CacheReadTokens, &r.CacheWriteTokens, &r.ReasoningTokens,
 			&r.EstimatedCostUSD, &r.ActualCostUSD); err != nil {
-			return nil, db.mapErr("usage stats", err)
+			return nil, db.mapErr(op, err)
 		}
 		out = append(out, r)
 	}
-	return out, db.mapErr("usage stats", rows.Err())
+	return out, db.mapErr(op, rows.Err())
 }
 
 // SessionUsage returns a session's usage per (model, provider, task).
@@ -67,23 +72,8 @@ func (db *DB) SessionUsage(ctx context.Context, id string) ([]sessiondb.UsageRow
 	if _, err := db.Session(ctx, id); err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT model, billing_provider, task, 1, 0, api_call_count,
+	return db.usageRows(ctx, "session usage", `SELECT model, billing_provider, task, 1, 0, api_call_count,
 		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,
 		estimated_cost_usd, actual_cost_usd
 		FROM session_model_usage WHERE session_id = ? ORDER BY COALESCE(first_seen, 0), model`, id)
-	if err != nil {
-		return nil, db.mapErr("session usage", err)
-	}
-	defer rows.Close()
-	out := []sessiondb.UsageRow{}
-	for rows.Next() {
-		var r sessiondb.UsageRow
-		if err := rows.Scan(&r.Key, &r.Provider, &r.Task, &r.Sessions, &r.Messages, &r.APICalls, &r.InputTokens,
-			&r.OutputTokens, &r.CacheReadTokens, &r.CacheWriteTokens, &r.ReasoningTokens,
-			&r.EstimatedCostUSD, &r.ActualCostUSD); err != nil {
-			return nil, db.mapErr("session usage", err)
-		}
-		out = append(out, r)
-	}
-	return out, db.mapErr("session usage", rows.Err())
 }
