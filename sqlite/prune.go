@@ -32,6 +32,10 @@ func deleteSessions(ctx context.Context, tx *sql.Tx, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	rebuild, err := rebuildCheaper(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
 	stmts := []string{
 		"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (%s)",
 		"DELETE FROM messages WHERE session_id IN (%s)",
@@ -47,7 +51,86 @@ func deleteSessions(ctx context.Context, tx *sql.Tx, ids []string) error {
 			return err
 		}
 	}
+	if err := exec(ctx, tx, rebuild...); err != nil {
+		return err
+	}
 	return gcPrompts(ctx, tx)
+}
+
+// rebuildMin is the smallest number of deleted messages for which
+// deleteSessions considers rebuilding the search indexes instead of
+// deleting their entries one row at a time.
+const rebuildMin = 2000
+
+// rebuildCheaper handles deletes that remove most of the messages (a prune
+// of an old history): FTS5 must re-tokenize every deleted row to remove it
+// from an external-content index, while a 'rebuild' tokenizes only the rows
+// that remain. When fewer rows remain than go, and every FTS delete trigger
+// is the one this package installs, it drops those triggers for the rest of
+// the transaction and returns the statements to run after the delete:
+// rebuild each index from what remains (which also completes any pending
+// backfill, so its markers are cleared) and reinstall the triggers exactly
+// as they were. Outside the transaction the file never lacks a trigger.
+// The caller deletes whole sessions, messages and all.
+func rebuildCheaper(ctx context.Context, tx *sql.Tx, ids []string) ([]string, error) {
+	var gone, total int64
+	if err := inChunks(ids, func(chunk []any, marks string) error {
+		var n int64
+		err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages WHERE session_id IN ("+marks+")", chunk...).Scan(&n)
+		gone += n
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if gone < rebuildMin {
+		return nil, nil
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages").Scan(&total); err != nil {
+		return nil, err
+	}
+	if total-gone >= gone {
+		return nil, nil
+	}
+	objs, err := readSchema(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(objs["messages_fts"], "messages_fts_src") {
+		return nil, nil // legacy layout: deletes by rowid are cheap there
+	}
+	var after []string
+	for _, ix := range []struct{ table, trigger, ddl, keys string }{
+		{"messages_fts", "messages_fts_delete", ddlFTS, ""},
+		{"messages_fts_trigram", "messages_fts_trigram_delete", ddlTrigram, "'" + keyHighWater + "', '" + keyProgress + "'"},
+		{"messages_fts_cjk", "messages_fts_cjk_delete", ddlCJKTriggers, "'" + keyCJKHighWater + "', '" + keyCJKProgress + "'"},
+	} {
+		got, ok := objs[ix.trigger]
+		if !ok {
+			if ix.table == "messages_fts_cjk" {
+				continue // a stale CJK index (no triggers) is left to RestoreCJK
+			}
+			return nil, nil
+		}
+		if normSQL(got) != normSQL(storedTrigger(ix.ddl, ix.trigger)) {
+			return nil, nil // a newer process's trigger: let it do the work
+		}
+		after = append(after, "INSERT INTO "+ix.table+"("+ix.table+") VALUES('rebuild')", got)
+		if ix.keys != "" {
+			after = append(after, "DELETE FROM state_meta WHERE key IN ("+ix.keys+")")
+		}
+	}
+	drop := []string{"messages_fts_delete", "messages_fts_trigram_delete", "messages_fts_cjk_delete"}
+	// The display-order trigger renumbers the deleted row's peers in its
+	// session; whole sessions go here, so it has nothing left to renumber.
+	const display = "messages_display_identity_delete"
+	if got := objs[display]; got != "" && normSQL(got) == normSQL(storedTrigger(ddlDeferred, display)) {
+		drop = append(drop, display)
+		after = append(after, got)
+	}
+	if err := dropTriggers(ctx, tx, drop...); err != nil {
+		return nil, err
+	}
+	return after, nil
 }
 
 // deleteTargets returns id and, recursively, its delegate (subagent)

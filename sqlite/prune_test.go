@@ -1,0 +1,62 @@
+package sqlite_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+// TestPruneMostOfHistory: a prune that removes most messages rebuilds the
+// search indexes from what remains instead of deleting entry by entry; the
+// result must be the same: consistent indexes that find exactly the rest.
+func TestPruneMostOfHistory(t *testing.T) {
+	db := MustOpen(t)
+	old := float64(fixedNow.Add(-400 * 24 * 3600e9).Unix())
+	for i := 0; i < 300; i++ {
+		id := fmt.Sprintf("old-%03d", i)
+		db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli", StartedAt: old})
+		var ms []sessiondb.NewMessage
+		for j := 0; j < 8; j++ {
+			ms = append(ms, sessiondb.NewMessage{Role: "user", Content: fmt.Sprintf("old docker note %d 项目 %d", i, j), Timestamp: old + float64(j)})
+		}
+		if _, err := db.AppendMessages(ctx, id, ms); err != nil {
+			t.Fatal(err)
+		}
+		db.EndSession(ctx, id, "user_exit")
+	}
+	db.CreateSession(ctx, sessiondb.NewSession{ID: "keep", Source: "cli"})
+	db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "keep", Role: "user", Content: "recent docker 项目 question"})
+	raw := rawDB(t, db.Path())
+	before := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'")
+
+	pruned, err := db.Prune(ctx, sessiondb.PruneOptions{Before: old + 86400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pruned) != 300 {
+		t.Fatalf("pruned %d sessions, want 300", len(pruned))
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'"); got != before {
+		t.Errorf("%d triggers after the prune, %d before", got, before)
+	}
+	checkIntegrity(t, raw)
+	for _, q := range []string{"docker", "项目"} {
+		hits := search(t, db, q, sessiondb.SearchOptions{Limit: 100})
+		if len(hits) != 1 || hits[0].SessionID != "keep" {
+			t.Errorf("%q after the prune: %d hits", q, len(hits))
+		}
+	}
+	// The reinstalled triggers keep working.
+	id, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "keep", Role: "user", Content: "zebra after prune"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ClearMessages(ctx, "keep"); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM messages WHERE id = ?", id); got != 0 {
+		t.Fatal("message not deleted")
+	}
+	checkIntegrity(t, raw)
+}
