@@ -102,6 +102,11 @@ func (db *DB) CompressionTip(ctx context.Context, id string) (string, error) {
 	if _, err := db.Session(ctx, id); err != nil {
 		return "", err
 	}
+	return db.compressionTip(ctx, id)
+}
+
+// compressionTip is CompressionTip for a session known to exist.
+func (db *DB) compressionTip(ctx context.Context, id string) (string, error) {
 	tip := id
 	for i := 0; i < 1000; i++ {
 		var next string

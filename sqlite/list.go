@@ -99,7 +99,7 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	for _, s := range page {
 		sum := sessiondb.SessionSummary{Session: *s}
 		if !o.RawChains && s.EndReason != nil && *s.EndReason == sessiondb.EndReasonCompression {
-			tipID, err := db.CompressionTip(ctx, s.ID)
+			tipID, err := db.compressionTip(ctx, s.ID)
 			if err != nil {
 				return nil, 0, err
 			}

@@ -481,17 +481,21 @@ func deref(s *string) string {
 }
 
 // readWorkload reads and checks a whole workload file.
-func readWorkload(path string) ([]replayOp, error) {
+func readWorkload(path string) ([]replayOp, error) { return parseFile(path, "workload", parseWorkload) }
+
+// parseFile opens path and parses it with parse; errors name the file.
+func parseFile[T any](path, what string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, sessiondb.Errorf(sessiondb.EINVALID, "workload: %v", err)
+		return zero, sessiondb.Errorf(sessiondb.EINVALID, "%s: %v", what, err)
 	}
 	defer f.Close()
-	ops, err := parseWorkload(f)
+	v, err := parse(f)
 	if err != nil {
-		return nil, fmt.Errorf("workload %s: %w", path, err)
+		return zero, fmt.Errorf("%s %s: %w", what, path, err)
 	}
-	return ops, nil
+	return v, nil
 }
 
 // parseWorkload parses the replay format: one JSON object per line, op
@@ -552,18 +556,7 @@ func parseWorkload(r io.Reader) ([]replayOp, error) {
 
 var queryLabel = regexp.MustCompile(`^[a-z0-9_]+$`)
 
-func readQueries(path string) ([]benchQuery, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, sessiondb.Errorf(sessiondb.EINVALID, "queries: %v", err)
-	}
-	defer f.Close()
-	qs, err := parseQueries(f)
-	if err != nil {
-		return nil, fmt.Errorf("queries %s: %w", path, err)
-	}
-	return qs, nil
-}
+func readQueries(path string) ([]benchQuery, error) { return parseFile(path, "queries", parseQueries) }
 
 // parseQueries parses LABEL<TAB>QUERY lines (split at the first tab);
 // blank lines and lines starting with # are ignored. The query is kept
