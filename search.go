@@ -100,9 +100,12 @@ func ClipText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+	count := 0
+	for i := range s {
+		if count == n {
+			return s[:i]
+		}
+		count++
 	}
-	return string(r[:n])
+	return s
 }

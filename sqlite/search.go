@@ -258,18 +258,10 @@ func placeholders(n int) string {
 // match runs an FTS5 MATCH on table. A query FTS5 cannot parse finds
 // nothing (as in Hermes), never an error.
 func (s *searcher) match(ctx context.Context, table, q string) ([]sessiondb.SearchHit, error) {
-	where, args := s.filters()
-	order := "ORDER BY rank"
-	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
-	case "newest":
-		order = "ORDER BY m.timestamp DESC, rank"
-	case "oldest":
-		order = "ORDER BY m.timestamp ASC, rank"
+	hits, err := s.matchRanked(ctx, table, q)
+	if err == errIncomplete {
+		hits, err = s.matchExact(ctx, table, q)
 	}
-	stmt := "SELECT " + fmt.Sprintf(hitColumns, "snippet("+table+", -1, '>>>', '<<<', '...', 40)") +
-		" FROM " + table + " JOIN messages m ON m.id = " + table + ".rowid JOIN sessions s ON s.id = m.session_id" +
-		" WHERE " + table + " MATCH ? AND " + strings.Join(where, " AND ") + " " + order + " LIMIT ? OFFSET ?"
-	hits, err := s.query(ctx, stmt, append(append([]any{q}, args...), s.o.Limit, s.o.Offset)...)
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.Code == sqlite3.ErrError {
 		return nil, nil // fts5 syntax error, unknown column filter, …
@@ -278,6 +270,83 @@ func (s *searcher) match(ctx context.Context, table, q string) ([]sessiondb.Sear
 		return nil, errDamagedIndex(table)
 	}
 	return hits, err
+}
+
+// matchSQL selects the hit columns of the rows of table matching q, with
+// the filters applied, or (filtered false) returned as a last 0/1 column.
+func (s *searcher) matchSQL(table, q string, filtered bool) (string, []any) {
+	where, fargs := s.filters()
+	cond := strings.Join(where, " AND ")
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, "snippet("+table+", -1, '>>>', '<<<', '...', 40)")
+	from := " FROM " + table + " JOIN messages m ON m.id = " + table + ".rowid JOIN sessions s ON s.id = m.session_id" +
+		" WHERE " + table + " MATCH ?"
+	if filtered {
+		return stmt + from + " AND " + cond, append([]any{q}, fargs...)
+	}
+	return stmt + ", CASE WHEN " + cond + " THEN 1 ELSE 0 END" + from, append(fargs, q)
+}
+
+// matchExact orders by bm25 (or by time), scoring every match.
+func (s *searcher) matchExact(ctx context.Context, table, q string) ([]sessiondb.SearchHit, error) {
+	order := " ORDER BY rank"
+	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
+	case "newest":
+		order = " ORDER BY m.timestamp DESC, rank"
+	case "oldest":
+		order = " ORDER BY m.timestamp ASC, rank"
+	}
+	stmt, args := s.matchSQL(table, q, true)
+	return s.query(ctx, stmt+order+" LIMIT ? OFFSET ?", append(args, s.o.Limit, s.o.Offset)...)
+}
+
+// errIncomplete: matchRanked cannot vouch for its page; score every match.
+var errIncomplete = errors.New("ranked page incomplete")
+
+// rankSlack is how many filtered-out rows (inactive, hidden, other
+// sources) matchRanked tolerates among the best matches.
+const rankSlack = 32
+
+// matchRanked answers a bm25-ordered page while scoring only the matches
+// that can reach it: FTS5 sorts by sessiondb_bm25(K) (fts5cjk/rank.c),
+// which equals bm25 for the K best matches of the index, in the same
+// order, and ranks every other match last. The K best are the first K rows
+// of the stream; the filters are read per row, so the page is exact when
+// it fills within those K rows, and errIncomplete otherwise.
+func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiondb.SearchHit, error) {
+	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
+	case "newest", "oldest":
+		return nil, errIncomplete
+	}
+	want := s.o.Offset + s.o.Limit
+	k := want + rankSlack
+	stmt, args := s.matchSQL(table, q, false)
+	rows, err := s.db.read.QueryContext(ctx, stmt+" AND "+table+".rank MATCH ? ORDER BY rank",
+		append(args, fmt.Sprintf("sessiondb_bm25(%d)", k))...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hits []sessiondb.SearchHit
+	for seen := 0; len(hits) < want && rows.Next(); seen++ {
+		var h sessiondb.SearchHit
+		var ok bool
+		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &ok); err != nil {
+			return nil, err
+		}
+		if seen >= k {
+			return nil, errIncomplete
+		}
+		if ok {
+			hits = append(hits, h)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(hits) <= s.o.Offset {
+		return nil, nil
+	}
+	return hits[s.o.Offset:], nil
 }
 
 // errDamagedIndex reports a full-text index that failed FTS5's own
@@ -557,7 +626,8 @@ func (s *searcher) gap(ctx context.Context, q string, have []sessiondb.SearchHit
 
 // addContext fills every hit's context (previous message, the hit, next
 // message of the same session by (timestamp, id)) with one query per 500
-// hits.
+// hits. Plain text is cut in SQL to the bytes ContextChars characters can
+// take; encoded ("\x00json:") content is decoded whole.
 func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error {
 	for start := 0; start < len(hits); start += 500 {
 		batch := hits[start:min(start+500, len(hits))]
@@ -570,14 +640,15 @@ func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error 
 		}
 		rows, err := db.read.QueryContext(ctx, `WITH target AS (
 				SELECT session_id, timestamp, id FROM messages WHERE id IN (`+placeholders(len(batch))+`))
-			SELECT t.id, m.role, m.content
+			SELECT t.id, m.role, CASE WHEN substr(CAST(m.content AS BLOB), 1, 6) = x'006a736f6e3a' THEN m.content
+				ELSE CAST(substr(CAST(m.content AS BLOB), 1, ?) AS TEXT) END
 			FROM target t JOIN messages m ON m.id IN (
 				t.id,
 				(SELECT p.id FROM messages p WHERE p.session_id = t.session_id AND (p.timestamp, p.id) < (t.timestamp, t.id)
 				 ORDER BY p.timestamp DESC, p.id DESC LIMIT 1),
 				(SELECT n.id FROM messages n WHERE n.session_id = t.session_id AND (n.timestamp, n.id) > (t.timestamp, t.id)
 				 ORDER BY n.timestamp, n.id LIMIT 1))
-			ORDER BY t.id, m.timestamp, m.id`, args...)
+			ORDER BY t.id, m.timestamp, m.id`, append(args, 4*sessiondb.ContextChars)...)
 		if err != nil {
 			return err
 		}

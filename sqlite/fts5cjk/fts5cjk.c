@@ -204,6 +204,7 @@ static fts5_api *cjkFts5Api(sqlite3 *db){
 /* Auto-extension entry point, run by SQLite for every new connection. */
 static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
   fts5_api *pApi;
+  int rc;
   /* This runs inside sqlite3_open, before the driver sets its own busy
   ** timeout: without one, the statement below fails at once with
   ** "database is locked" while another process holds a lock. The driver
@@ -213,7 +214,9 @@ static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
   (void)pzErrMsg;
   (void)pThunk;
   if( pApi == 0 ) return SQLITE_OK;  /* no FTS5: the Go store reports it */
-  return pApi->xCreateTokenizer(pApi, "cjk_unicode61", pApi, &cjkMethods, 0);
+  rc = pApi->xCreateTokenizer(pApi, "cjk_unicode61", pApi, &cjkMethods, 0);
+  if( rc == SQLITE_OK ) rc = fts5cjk_register_rank(pApi);
+  return rc;
 }
 
 int fts5cjk_auto_register(void){

@@ -19,6 +19,7 @@ package fts5cjk
 
 /*
 #cgo CFLAGS: -O2
+#cgo LDFLAGS: -lm
 #include <stdlib.h>
 #include "fts5cjk_sqlite.h"
 #include "fts5cjk.h"

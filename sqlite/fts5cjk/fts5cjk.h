@@ -7,6 +7,9 @@
 /* Adds the cjk_unicode61 registration to SQLite's auto-extension list. */
 int fts5cjk_auto_register(void);
 
+/* Registers the auxiliary function sessiondb_bm25 (rank.c). */
+int fts5cjk_register_rank(struct fts5_api *pApi);
+
 /* One token collected by fts5cjk_tokens(): bytes text[off, off+len). */
 typedef struct fts5cjk_token {
   int off, len;     /* slice of fts5cjk_buf.text holding the token bytes */

@@ -22,6 +22,9 @@
 /* Opaque handles (sqlite3.h). */
 typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_stmt sqlite3_stmt;
+typedef struct sqlite3_context sqlite3_context;
+typedef struct sqlite3_value sqlite3_value;
+typedef long long int sqlite3_int64;
 
 int sqlite3_auto_extension(void (*xEntryPoint)(void));
 int sqlite3_busy_timeout(sqlite3 *db, int ms);
@@ -36,6 +39,9 @@ int sqlite3_finalize(sqlite3_stmt *pStmt);
 void *sqlite3_malloc(int n);
 void sqlite3_free(void *p);
 const char *sqlite3_errstr(int rc);
+int sqlite3_value_int(sqlite3_value *v);
+void sqlite3_result_double(sqlite3_context *ctx, double d);
+void sqlite3_result_error_code(sqlite3_context *ctx, int rc);
 
 /* FTS5 tokenizer API, version 1 (fts5.h). */
 typedef struct Fts5Tokenizer Fts5Tokenizer; /* opaque per-instance state */
@@ -59,12 +65,47 @@ struct fts5_tokenizer {
 #define FTS5_TOKEN_COLOCATED    0x0001
 
 /*
+** Auxiliary-function API (fts5.h): the members up to xPhraseNext, in
+** SQLite's order. Later members are never touched, so the prefix is
+** layout-exact for every iVersion.
+*/
+typedef struct Fts5Context Fts5Context;
+typedef struct Fts5PhraseIter Fts5PhraseIter;
+struct Fts5PhraseIter { const unsigned char *a, *b; };
+
+typedef struct Fts5ExtensionApi Fts5ExtensionApi;
+struct Fts5ExtensionApi {
+  int iVersion;
+  void *(*xUserData)(Fts5Context *);
+  int (*xColumnCount)(Fts5Context *);
+  int (*xRowCount)(Fts5Context *, sqlite3_int64 *pnRow);
+  int (*xColumnTotalSize)(Fts5Context *, int iCol, sqlite3_int64 *pnToken);
+  int (*xTokenize)(Fts5Context *, const char *pText, int nText, void *pCtx,
+                   int (*xToken)(void *, int, const char *, int, int, int));
+  int (*xPhraseCount)(Fts5Context *);
+  int (*xPhraseSize)(Fts5Context *, int iPhrase);
+  int (*xInstCount)(Fts5Context *, int *pnInst);
+  int (*xInst)(Fts5Context *, int iIdx, int *piPhrase, int *piCol, int *piOff);
+  sqlite3_int64 (*xRowid)(Fts5Context *);
+  int (*xColumnText)(Fts5Context *, int iCol, const char **pz, int *pn);
+  int (*xColumnSize)(Fts5Context *, int iCol, int *pnToken);
+  int (*xQueryPhrase)(Fts5Context *, int iPhrase, void *pUserData,
+                      int (*)(const Fts5ExtensionApi *, Fts5Context *, void *));
+  int (*xSetAuxdata)(Fts5Context *, void *pAux, void (*xDelete)(void *));
+  void *(*xGetAuxdata)(Fts5Context *, int bClear);
+  int (*xPhraseFirst)(Fts5Context *, int iPhrase, Fts5PhraseIter *, int *, int *);
+  void (*xPhraseNext)(Fts5Context *, Fts5PhraseIter *, int *piCol, int *piOff);
+};
+
+typedef void (*fts5_extension_function)(const Fts5ExtensionApi *pApi,
+                                        Fts5Context *pFts,
+                                        sqlite3_context *pCtx, int nVal,
+                                        sqlite3_value **apVal);
+
+/*
 ** fts5_api: only the first four members (iVersion and the v1 functions) are
 ** declared. Later members (the v2 functions of iVersion>=3) follow them in
 ** SQLite's struct and are never touched here, so this prefix is layout-exact.
-** xCreateFunction is never called; its callback parameter (an
-** fts5_extension_function in fts5.h) is spelled as a plain function pointer,
-** which has the same size.
 */
 typedef struct fts5_api fts5_api;
 struct fts5_api {
@@ -75,7 +116,8 @@ struct fts5_api {
   int (*xFindTokenizer)(fts5_api *pApi, const char *zName, void **ppUserData,
                         fts5_tokenizer *pTokenizer);
   int (*xCreateFunction)(fts5_api *pApi, const char *zName, void *pUserData,
-                         void (*xFunction)(void), void (*xDestroy)(void *));
+                         fts5_extension_function xFunction,
+                         void (*xDestroy)(void *));
 };
 
 #endif /* FTS5CJK_SQLITE_H */
