@@ -11,6 +11,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
 // Search finds messages the way Hermes' search_messages does (see
@@ -186,8 +187,13 @@ func (s *searcher) cjk(ctx context.Context, q string) ([]sessiondb.SearchHit, er
 		// from matching 100完成.
 		return s.likeAny(ctx, raw)
 	}
-	if s.cjkLive && !s.wantsUnindexed() && !sessiondb.HasLoneCJKRun(raw) {
-		return s.match(ctx, "messages_fts_cjk", match)
+	if s.cjkLive && !s.wantsUnindexed() {
+		if !sessiondb.HasLoneCJKRun(raw) {
+			return s.match(ctx, "messages_fts_cjk", match)
+		}
+		if c := []rune(raw); len(c) == 1 && fts5cjk.IsCJK(c[0]) {
+			return s.oneCJK(ctx, c[0])
+		}
 	}
 	if s.trigramPresent && !s.wantsUnindexed() && trigramRouteOK(raw) {
 		return s.match(ctx, "messages_fts_trigram", match)
@@ -320,7 +326,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiond
 	want := s.o.Offset + s.o.Limit
 	k := want + rankSlack
 	stmt, args := s.matchSQL(table, q, false)
-	rows, err := s.db.read.QueryContext(ctx, stmt+" AND "+table+".rank MATCH ? ORDER BY rank",
+	rows, err := rows(ctx, s.db.read, stmt+" AND "+table+".rank MATCH ? ORDER BY rank",
 		append(args, fmt.Sprintf("sessiondb_bm25(%d)", k))...)
 	if err != nil {
 		return nil, err
@@ -382,7 +388,22 @@ func (db *DB) indexDamaged(ctx context.Context, table string) bool {
 }
 
 func (s *searcher) query(ctx context.Context, stmt string, args ...any) ([]sessiondb.SearchHit, error) {
-	rows, err := s.db.read.QueryContext(ctx, stmt, args...)
+	return s.queryOn(ctx, s.db.read, stmt, args...)
+}
+
+// searchHook, when set (by tests), sees every search statement.
+var searchHook func(on querier, stmt string, args []any)
+
+// rows runs a search statement.
+func rows(ctx context.Context, on querier, stmt string, args ...any) (*sql.Rows, error) {
+	if searchHook != nil {
+		searchHook(on, stmt, args)
+	}
+	return on.QueryContext(ctx, stmt, args...)
+}
+
+func (s *searcher) queryOn(ctx context.Context, on querier, stmt string, args ...any) ([]sessiondb.SearchHit, error) {
+	rows, err := rows(ctx, on, stmt, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -425,11 +446,18 @@ func (s *searcher) likeAny(ctx context.Context, raw string) ([]sessiondb.SearchH
 		ors = append(ors, likeColumns)
 		args = append(args, likeArgs(t, 3)...)
 	}
+	return s.newestFirst(ctx, s.db.read, "messages m", "("+strings.Join(ors, " OR ")+")", args)
+}
+
+// newestFirst answers the substring routes: the rows of from meeting cond,
+// newest first, the snippet centred on the term args[0]; args follow with
+// cond's arguments.
+func (s *searcher) newestFirst(ctx context.Context, on querier, from, cond string, args []any) ([]sessiondb.SearchHit, error) {
 	where, fargs := s.filters()
-	stmt := "SELECT " + fmt.Sprintf(hitColumns, likeSnippet) + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
-		" WHERE (" + strings.Join(ors, " OR ") + ") AND " + strings.Join(where, " AND ") +
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, likeSnippet) + " FROM " + from + " JOIN sessions s ON s.id = m.session_id" +
+		" WHERE " + cond + " AND " + strings.Join(where, " AND ") +
 		" ORDER BY m.timestamp DESC LIMIT ? OFFSET ?"
-	return s.query(ctx, stmt, append(append(args, fargs...), s.o.Limit, s.o.Offset)...)
+	return s.queryOn(ctx, on, stmt, append(append(args, fargs...), s.o.Limit, s.o.Offset)...)
 }
 
 // maxLikeTerms bounds how many distinct terms a LIKE scan matches, so the

@@ -101,3 +101,12 @@ func Tokens(text string, args ...string) ([]Token, error) {
 	}
 	return toks, nil
 }
+
+// IsCJK reports whether cjk_unicode61 splits r into bigrams: Hangul,
+// CJK ideographs and Japanese kana (CJK punctuation is not).
+func IsCJK(r rune) bool {
+	return r >= 0xAC00 && r <= 0xD7A3 || r >= 0x1100 && r <= 0x11FF || r >= 0x3130 && r <= 0x318F ||
+		r >= 0xA960 && r <= 0xA97F || r >= 0xD7B0 && r <= 0xD7FF || r >= 0x4E00 && r <= 0x9FFF ||
+		r >= 0x3400 && r <= 0x4DBF || r >= 0xF900 && r <= 0xFAFF || r >= 0x20000 && r <= 0x2FA1F ||
+		r >= 0x3040 && r <= 0x309F || r >= 0x30A0 && r <= 0x30FF || r >= 0x31F0 && r <= 0x31FF
+}
