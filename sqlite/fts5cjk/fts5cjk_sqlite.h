@@ -39,7 +39,7 @@ int sqlite3_finalize(sqlite3_stmt *pStmt);
 void *sqlite3_malloc(int n);
 void sqlite3_free(void *p);
 const char *sqlite3_errstr(int rc);
-int sqlite3_value_int(sqlite3_value *v);
+sqlite3_int64 sqlite3_value_int64(sqlite3_value *v);
 void sqlite3_result_double(sqlite3_context *ctx, double d);
 void sqlite3_result_error_code(sqlite3_context *ctx, int rc);
 

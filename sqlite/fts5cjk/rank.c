@@ -72,7 +72,6 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   }
   nPhrase = pApi->xPhraseCount(pFts);
   nCol = pApi->xColumnCount(pFts);
-  if( k < 0 || k > RANK_MAX_K ) k = 0;  /* 0: score every row */
   p = (RankData *)sqlite3_malloc((int)(sizeof(RankData)
         + (size_t)nPhrase * (2 * sizeof(double) + sizeof(int))
         + (size_t)k * sizeof(double) + (size_t)nCol * sizeof(int)));
@@ -154,7 +153,8 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                          sqlite3_value **apVal){
   RankData *p = 0;
   int i, nInst = 0, nTok = 0, rc;
-  int k = nVal > 0 ? sqlite3_value_int(apVal[0]) : 0;
+  sqlite3_int64 k64 = nVal > 0 ? sqlite3_value_int64(apVal[0]) : 0;
+  int k = k64 > 0 && k64 <= RANK_MAX_K ? (int)k64 : 0;  /* 0: score all */
   double minLen = 0.0, score;
 
   rc = rankData(pApi, pFts, k, &p);
