@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -25,16 +27,71 @@ func inChunks(ids []string, fn func(chunk []any, marks string) error) error {
 	return nil
 }
 
+// inIDs runs fn with a list of ids for an IN (...) clause and its
+// arguments: all of them as one JSON array that json_each reads, which
+// SQLite handles far faster than IN lists of 900 parameters (parsing and
+// binding those cost more than the rows they delete), or in chunks as
+// Hermes does when an id could not travel through JSON unchanged (not
+// valid UTF-8, or a NUL).
+func inIDs(ids []string, fn func(list string, args []any) error) error {
+	for _, id := range ids {
+		if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+			return inChunks(ids, func(chunk []any, marks string) error { return fn(marks, chunk) })
+		}
+	}
+	set, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	return fn("SELECT value FROM json_each(?)", []any{string(set)})
+}
+
 // deleteSessions removes sessions with their messages (whose FTS entries the
 // triggers remove), usage and lock rows; children outside the set are
-// orphaned; unreferenced system prompts are collected. One transaction.
+// orphaned; unreferenced system prompts are collected. One transaction. A
+// bulk delete rebuilds the search indexes (rebuildCheaper) and the b-tree
+// indexes of messages and sessions (dropIndexes) from what remains.
 func deleteSessions(ctx context.Context, tx *sql.Tx, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rebuild, err := rebuildCheaper(ctx, tx, ids)
+	var gone, total, sessions int64
+	if err := inIDs(ids, func(list string, args []any) error {
+		var n int64
+		err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages WHERE session_id IN ("+list+")", args...).Scan(&n)
+		gone += n
+		return err
+	}); err != nil {
+		return err
+	}
+	if gone >= rebuildMin {
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages").Scan(&total); err != nil {
+			return err
+		}
+	}
+	if len(ids) >= rebuildMin {
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions").Scan(&sessions); err != nil {
+			return err
+		}
+	}
+	after, err := rebuildCheaper(ctx, tx, gone, total)
 	if err != nil {
 		return err
+	}
+	// The deletes search messages and sessions by session id and parent (so
+	// do the foreign-key checks): those indexes stay.
+	for _, t := range []struct {
+		table, keep, events string
+		gone, total         int64
+	}{
+		{"messages", "idx_messages_session_id", "DELETE", gone, total},
+		{"sessions", "idx_sessions_parent", "DELETE UPDATE", int64(len(ids)), sessions},
+	} {
+		stmts, err := dropIndexes(ctx, tx, t.table, t.keep, t.events, t.gone, t.total)
+		if err != nil {
+			return err
+		}
+		after = append(after, stmts...)
 	}
 	stmts := []string{
 		"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (%s)",
@@ -44,51 +101,43 @@ func deleteSessions(ctx context.Context, tx *sql.Tx, ids []string) error {
 		"DELETE FROM sessions WHERE id IN (%s)",
 	}
 	for _, stmt := range stmts {
-		if err := inChunks(ids, func(chunk []any, marks string) error {
-			_, err := tx.ExecContext(ctx, fmt.Sprintf(stmt, marks), chunk...)
+		if err := inIDs(ids, func(list string, args []any) error {
+			_, err := tx.ExecContext(ctx, fmt.Sprintf(stmt, list), args...)
 			return err
 		}); err != nil {
 			return err
 		}
 	}
-	if err := exec(ctx, tx, rebuild...); err != nil {
+	if err := exec(ctx, tx, after...); err != nil {
 		return err
 	}
 	return gcPrompts(ctx, tx)
 }
 
-// rebuildMin is the smallest number of deleted messages for which
-// deleteSessions considers rebuilding the search indexes instead of
-// deleting their entries one row at a time.
+// rebuildMin is the smallest number of deleted rows for which
+// deleteSessions considers rebuilding an index instead of deleting its
+// entries one row at a time.
 const rebuildMin = 2000
 
-// rebuildCheaper handles deletes that remove most of the messages (a prune
-// of an old history): FTS5 must re-tokenize every deleted row to remove it
-// from an external-content index, while a 'rebuild' tokenizes only the rows
-// that remain. When fewer rows remain than go, and every FTS delete trigger
-// is the one this package installs, it drops those triggers for the rest of
-// the transaction and returns the statements to run after the delete:
-// rebuild each index from what remains (which also completes any pending
-// backfill, so its markers are cleared) and reinstall the triggers exactly
-// as they were. Outside the transaction the file never lacks a trigger.
-// The caller deletes whole sessions, messages and all.
-func rebuildCheaper(ctx context.Context, tx *sql.Tx, ids []string) ([]string, error) {
-	var gone, total int64
-	if err := inChunks(ids, func(chunk []any, marks string) error {
-		var n int64
-		err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages WHERE session_id IN ("+marks+")", chunk...).Scan(&n)
-		gone += n
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if gone < rebuildMin {
-		return nil, nil
-	}
-	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM messages").Scan(&total); err != nil {
-		return nil, err
-	}
-	if total-gone >= gone {
+// bulk reports whether a delete of gone of total rows is one for which
+// rebuilding an index from the rows that remain is cheaper: at least
+// rebuildMin rows go, and more go than remain.
+func bulk(gone, total int64) bool {
+	return gone >= rebuildMin && total-gone < gone
+}
+
+// rebuildCheaper handles deletes that remove most of the messages (gone of
+// total; a prune of an old history): FTS5 must re-tokenize every deleted row
+// to remove it from an external-content index, while a 'rebuild' tokenizes
+// only the rows that remain. When bulk, and every FTS delete trigger is the
+// one this package installs, it drops those triggers for the rest of the
+// transaction and returns the statements to run after the delete: rebuild
+// each index from what remains (which also completes any pending backfill,
+// so its markers are cleared) and reinstall the triggers exactly as they
+// were. Outside the transaction the file never lacks a trigger. The caller
+// deletes whole sessions, messages and all.
+func rebuildCheaper(ctx context.Context, tx *sql.Tx, gone, total int64) ([]string, error) {
+	if !bulk(gone, total) {
 		return nil, nil
 	}
 	objs, err := readSchema(ctx, tx)
@@ -131,6 +180,74 @@ func rebuildCheaper(ctx context.Context, tx *sql.Tx, ids []string) ([]string, er
 		return nil, err
 	}
 	return after, nil
+}
+
+// dropIndexes does for the b-tree indexes of table what rebuildCheaper does
+// for the search indexes. When the delete is bulk (gone of total rows),
+// removing every entry one row at a time costs more than building the index
+// again from what remains (one sorted pass), and it dirties every page of
+// the index, each written at the commit, while a dropped index's pages are
+// only freed. It drops the indexes of table for the rest of the transaction
+// but keep (which the deletes and the foreign-key checks search by) and the
+// unique ones (a foreign key's parent key may need them), and returns the
+// statements to run after the delete: drop those too, then create every
+// index again exactly as SQLite stored it and in the same order (the planner
+// breaks ties between indexes by that order). Outside the transaction the
+// file never lacks one. It leaves the indexes alone when keep is missing,
+// when a trigger on table fires on one of events (a trigger of a newer
+// process might search by a dropped index), and in a file with statistics
+// (DROP INDEX would delete the index's sqlite_stat rows).
+func dropIndexes(ctx context.Context, tx *sql.Tx, table, keep, events string, gone, total int64) ([]string, error) {
+	if !bulk(gone, total) {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT type, name, COALESCE(sql, '') FROM sqlite_master
+		WHERE (type IN ('index', 'trigger') AND tbl_name = ?) OR name LIKE 'sqlite\_stat%' ESCAPE '\'`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var drop, stay, after []string
+	kept := false
+	for rows.Next() {
+		var typ, name, ddl string
+		if err := rows.Scan(&typ, &name, &ddl); err != nil {
+			return nil, err
+		}
+		switch {
+		case typ == "table": // sqlite_stat1 (or 2, 3, 4)
+			return nil, nil
+		case typ == "trigger":
+			// the events a trigger fires on are named before its body
+			head, _, _ := strings.Cut(" "+strings.ToUpper(normSQL(ddl))+" ", " BEGIN ")
+			for _, ev := range strings.Fields(events) {
+				if strings.Contains(head, " "+ev+" ") {
+					return nil, nil
+				}
+			}
+		case ddl == "": // a UNIQUE or PRIMARY KEY constraint's own index
+		case name == keep || strings.HasPrefix(ddl, "CREATE UNIQUE "):
+			kept = kept || name == keep
+			stay = append(stay, "DROP INDEX "+quoteIdent(name))
+			after = append(after, ddl)
+		default:
+			drop = append(drop, name)
+			after = append(after, ddl)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if !kept {
+		return nil, nil
+	}
+	for _, name := range drop {
+		if err := exec(ctx, tx, "DROP INDEX "+quoteIdent(name)); err != nil {
+			return nil, err
+		}
+	}
+	return append(stay, after...), nil
 }
 
 // deleteTargets returns id and, recursively, its delegate (subagent)
