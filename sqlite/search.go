@@ -310,7 +310,7 @@ var errIncomplete = errors.New("ranked page incomplete")
 
 // rankSlack is how many filtered-out rows (inactive, hidden, other
 // sources) matchRanked tolerates among the best matches.
-const rankSlack = 32
+const rankSlack = 8
 
 // matchRanked answers a bm25-ordered page while scoring only the matches
 // that can reach it: FTS5 sorts by sessiondb_bm25(K) (fts5cjk/rank.c),
