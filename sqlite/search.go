@@ -326,7 +326,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiond
 	want := s.o.Offset + s.o.Limit
 	k := want + rankSlack
 	stmt, args := s.matchSQL(table, q, false)
-	rows, err := rows(ctx, s.db.read, stmt+" AND "+table+".rank MATCH ? ORDER BY rank",
+	rows, err := runSearch(ctx, s.db.read, stmt+" AND "+table+".rank MATCH ? ORDER BY rank",
 		append(args, fmt.Sprintf("sessiondb_bm25(%d)", k))...)
 	if err != nil {
 		return nil, err
@@ -394,8 +394,8 @@ func (s *searcher) query(ctx context.Context, stmt string, args ...any) ([]sessi
 // searchHook, when set (by tests), sees every search statement.
 var searchHook func(on querier, stmt string, args []any)
 
-// rows runs a search statement.
-func rows(ctx context.Context, on querier, stmt string, args ...any) (*sql.Rows, error) {
+// runSearch runs a search statement.
+func runSearch(ctx context.Context, on querier, stmt string, args ...any) (*sql.Rows, error) {
 	if searchHook != nil {
 		searchHook(on, stmt, args)
 	}
@@ -403,7 +403,7 @@ func rows(ctx context.Context, on querier, stmt string, args ...any) (*sql.Rows,
 }
 
 func (s *searcher) queryOn(ctx context.Context, on querier, stmt string, args ...any) ([]sessiondb.SearchHit, error) {
-	rows, err := rows(ctx, on, stmt, args...)
+	rows, err := runSearch(ctx, on, stmt, args...)
 	if err != nil {
 		return nil, err
 	}

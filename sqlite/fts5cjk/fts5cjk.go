@@ -11,6 +11,10 @@
 //
 //	CREATE VIRTUAL TABLE t USING fts5(c, tokenize='cjk_unicode61')
 //
+// The package also registers the FTS5 auxiliary function sessiondb_bm25(K)
+// (rank.c): bm25 for the K best rows of a query, skipping most of bm25's
+// per-row cost for the others, which it ranks last.
+//
 // The tokenizer is written in C and registered on every SQLite connection of
 // the process through sqlite3_auto_extension, using the SQLite amalgamation
 // that github.com/mattn/go-sqlite3 links in. FTS5 exists only when building
