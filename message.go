@@ -159,6 +159,26 @@ func DecodeContent(s *string) any {
 	return *s
 }
 
+// ContentParts renders the parts of a multimodal content list in order: the
+// text of each {"type":"text"} part, and label(type) for every other typed
+// part (image, audio, file); untyped parts are skipped.
+func ContentParts(parts []any, label func(typ string) string) []string {
+	var out []string
+	for _, p := range parts {
+		m, _ := p.(map[string]any)
+		switch t, _ := m["type"].(string); t {
+		case "":
+		case "text":
+			if s, ok := m["text"].(string); ok {
+				out = append(out, s)
+			}
+		default:
+			out = append(out, label(t))
+		}
+	}
+	return out
+}
+
 // ContentText flattens a decoded content value to plain text as Hermes does
 // for search context: a string as it is; a parts list as the text of its
 // {"type":"text"} parts joined by spaces, or "[multimodal content]" when it

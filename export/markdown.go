@@ -207,20 +207,7 @@ func contentMarkdown(v any) (text string, isJSON bool) {
 	case string:
 		return c, false
 	case []any:
-		var parts []string
-		for _, p := range c {
-			m, _ := p.(map[string]any)
-			switch t, _ := m["type"].(string); t {
-			case "":
-			case "text":
-				if s, ok := m["text"].(string); ok {
-					parts = append(parts, s)
-				}
-			default:
-				parts = append(parts, "*["+t+"]*")
-			}
-		}
-		return strings.Join(parts, "\n\n"), false
+		return strings.Join(sessiondb.ContentParts(c, func(t string) string { return "*[" + t + "]*" }), "\n\n"), false
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {

@@ -190,20 +190,7 @@ func contentText(v any) string {
 	case string:
 		return c
 	case []any:
-		var parts []string
-		for _, p := range c {
-			m, _ := p.(map[string]any)
-			switch t, _ := m["type"].(string); t {
-			case "":
-			case "text":
-				if s, ok := m["text"].(string); ok {
-					parts = append(parts, s)
-				}
-			default:
-				parts = append(parts, "["+t+"]")
-			}
-		}
-		return strings.Join(parts, "\n")
+		return strings.Join(sessiondb.ContentParts(c, func(t string) string { return "[" + t + "]" }), "\n")
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
