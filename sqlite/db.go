@@ -218,8 +218,13 @@ const driverName = "sqlite3"
 
 // dsn builds a file: URI for path (escaping ?, # and %) with the given
 // query parameters; mattn/go-sqlite3 applies the _-prefixed ones as pragmas
-// on every new connection and SQLite reads the rest.
+// on every new connection and SQLite reads the rest. Every connection keeps
+// its last 64 statements prepared (search, append and list run the same few
+// statements over and over), and runs without SQLite's per-call mutex:
+// database/sql hands a connection to one goroutine at a time.
 func dsn(path string, q url.Values) string {
+	q.Set("_stmt_cache_size", "64")
+	q.Set("_mutex", "no")
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()
 }

@@ -119,10 +119,9 @@ func (db *DB) commitGroup(ctx context.Context, batch []*appendReq) {
 		op = fmt.Sprintf("append %d messages", len(batch))
 	}
 	err := db.writeTx(ctx, TranscriptWritePatience, op, func(tx *sql.Tx) error {
-		for i, req := range batch {
+		for _, req := range batch {
 			req.id, req.err = 0, nil // the transaction may run again
-			sp := fmt.Sprintf("append_%d", i)
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT append_one"); err != nil {
 				return err
 			}
 			id, err := appendOne(ctx, tx, req.sessionID, req.r)
@@ -130,12 +129,12 @@ func (db *DB) commitGroup(ctx context.Context, batch []*appendReq) {
 				if isBusy(err) || isFTSCorrupt(err) {
 					return err // the whole group is retried or repaired
 				}
-				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO "+sp); rerr != nil {
+				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO append_one"); rerr != nil {
 					return rerr
 				}
 				req.err = db.mapErr(fmt.Sprintf("append message to %q", req.sessionID), err)
 			}
-			if _, err := tx.ExecContext(ctx, "RELEASE "+sp); err != nil {
+			if _, err := tx.ExecContext(ctx, "RELEASE append_one"); err != nil {
 				return err
 			}
 			req.id = id

@@ -327,7 +327,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiond
 	k := want + rankSlack
 	stmt, args := s.matchSQL(table, q, false)
 	rows, err := runSearch(ctx, s.db.read, stmt+" AND "+table+".rank MATCH ? ORDER BY rank",
-		append(args, fmt.Sprintf("sessiondb_bm25(%d)", k))...)
+		append(args, fmt.Sprintf("sessiondb_bm25(%d, '%s')", k, table))...)
 	if err != nil {
 		return nil, err
 	}

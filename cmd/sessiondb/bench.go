@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -647,24 +648,19 @@ func (r *shareResult) add(o shareResult) {
 
 func benchSessionID(tag string, i int) string { return fmt.Sprintf("bench-%s-%05d", tag, i) }
 
-// appendShare appends the sessions of process proc (of procs): session i
-// belongs to process i mod procs, and within it to the writers in turn.
+// appendShare appends the sessions of process proc (of procs), split among
+// its writers. Sessions go to processes, then to writers, so that every
+// share holds about as many messages (see balance): the run measures all
+// writers at work, not the tail of the one that drew the longest sessions.
 func appendShare(ctx context.Context, db *sqlite.DB, plan *workload.Plan, tag string, proc, procs, writers int, done *atomic.Int64) shareResult {
-	var mine []int
-	for i := range plan.Sessions {
-		if i%procs == proc {
-			mine = append(mine, i)
-		}
+	all := make([]int, len(plan.Sessions))
+	for i := range all {
+		all[i] = i
 	}
+	shares := balance(plan, balance(plan, all, procs)[proc], writers)
 	results := make([]shareResult, writers)
 	var wg sync.WaitGroup
-	for w := range writers {
-		var own []int
-		for j, i := range mine {
-			if j%writers == w {
-				own = append(own, i)
-			}
-		}
+	for w, own := range shares {
 		wg.Go(func() { results[w] = appendSessions(ctx, db, plan, tag, own, done) })
 	}
 	wg.Wait()
@@ -673,6 +669,32 @@ func appendShare(ctx context.Context, db *sqlite.DB, plan *workload.Plan, tag st
 		total.add(r)
 	}
 	return total
+}
+
+// balance splits sessions into n shares of about equal message counts:
+// longest session first, each to the share with the fewest messages so far
+// (the lowest-numbered on a tie). Each share lists its sessions in order.
+func balance(plan *workload.Plan, sessions []int, n int) [][]int {
+	order := slices.Clone(sessions)
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(plan.Sessions[b].Messages, plan.Sessions[a].Messages)
+	})
+	shares := make([][]int, n)
+	load := make([]int, n)
+	for _, i := range order {
+		k := 0
+		for j := range load {
+			if load[j] < load[k] {
+				k = j
+			}
+		}
+		shares[k] = append(shares[k], i)
+		load[k] += plan.Sessions[i].Messages
+	}
+	for _, s := range shares {
+		slices.Sort(s)
+	}
+	return shares
 }
 
 // appendSessions is one writer: it creates its sessions as it reaches them

@@ -13,7 +13,9 @@
 //
 // The package also registers the FTS5 auxiliary function sessiondb_bm25(K)
 // (rank.c): bm25 for the K best rows of a query, skipping most of bm25's
-// per-row cost for the others, which it ranks last.
+// per-row cost for the others, which it ranks last. Given the table's name
+// as well, sessiondb_bm25(K, 'name'), a one-phrase query looks up the
+// lengths of only about K rows.
 //
 // The tokenizer is written in C and registered on every SQLite connection of
 // the process through sqlite3_auto_extension, using the SQLite amalgamation

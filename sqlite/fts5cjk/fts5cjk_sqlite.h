@@ -16,6 +16,7 @@
 #define SQLITE_OK     0
 #define SQLITE_ERROR  1
 #define SQLITE_NOMEM  7
+#define SQLITE_CORRUPT 11
 #define SQLITE_ROW    100
 #define SQLITE_DONE   101
 
@@ -40,6 +41,14 @@ void *sqlite3_malloc(int n);
 void sqlite3_free(void *p);
 const char *sqlite3_errstr(int rc);
 sqlite3_int64 sqlite3_value_int64(sqlite3_value *v);
+const unsigned char *sqlite3_value_text(sqlite3_value *v);
+sqlite3 *sqlite3_context_db_handle(sqlite3_context *ctx);
+char *sqlite3_mprintf(const char *zFormat, ...);
+void *sqlite3_realloc64(void *p, unsigned long long n);
+int sqlite3_bind_int64(sqlite3_stmt *pStmt, int iCol, sqlite3_int64 v);
+int sqlite3_reset(sqlite3_stmt *pStmt);
+const void *sqlite3_column_blob(sqlite3_stmt *pStmt, int iCol);
+int sqlite3_column_bytes(sqlite3_stmt *pStmt, int iCol);
 void sqlite3_result_double(sqlite3_context *ctx, double d);
 void sqlite3_result_error_code(sqlite3_context *ctx, int rc);
 

@@ -1,0 +1,99 @@
+//go:build sqlite_fts5 || fts5
+
+package fts5cjk_test
+
+import (
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRankContract checks sessiondb_bm25(t, K) and sessiondb_bm25(t, K,
+// 't') row by row against bm25(t): every row among the K best by bm25 (all
+// rows tied with the K-th included) gets exactly bm25's value, bit for
+// bit, and every other row gets either that value or 1e300. Rows have three
+// columns, lengths past 127 tokens (multi-byte docsize varints) and many
+// exact ties; queries are single words, phrases, prefixes and expressions
+// of several phrases.
+func TestRankContract(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(a, b, c, tokenize='cjk_unicode61')`); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(11))
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet 项目 数据")
+	text := func(n int) string {
+		var w []string
+		for range n {
+			w = append(w, words[int(float64(len(words))*rng.Float64()*rng.Float64())])
+		}
+		return strings.Join(w, " ")
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3000; i++ {
+		a, b, c := text(1+rng.Intn(40)), text(rng.Intn(5)), ""
+		switch {
+		case i%9 == 0:
+			a, b = "alpha bravo", "" // identical rows: ties
+		case i%13 == 0:
+			c = text(130 + rng.Intn(300))
+		}
+		if _, err := tx.Exec(`INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)`, i, a, b, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	queries := []string{"alpha", "bravo", "juliet", "项目", `"alpha bravo"`, `"数据 项目"`, "ind*",
+		"c:golf", "alpha OR juliet", "alpha NOT bravo", "golf hotel", "nomatch"}
+	for _, q := range queries {
+		for _, k := range []int{1, 5, 28, 400, 5000} {
+			for _, call := range []string{fmt.Sprintf("sessiondb_bm25(t, %d)", k), fmt.Sprintf("sessiondb_bm25(t, %d, 't')", k)} {
+				rows, err := db.Query(`SELECT rowid, bm25(t), `+call+` FROM t WHERE t MATCH ? ORDER BY rowid`, q)
+				if err != nil {
+					t.Fatalf("%s MATCH %s: %v", call, q, err)
+				}
+				type scored struct {
+					id        int64
+					want, got float64
+				}
+				var all []scored
+				for rows.Next() {
+					var s scored
+					if err := rows.Scan(&s.id, &s.want, &s.got); err != nil {
+						t.Fatal(err)
+					}
+					all = append(all, s)
+				}
+				if err := rows.Close(); err != nil {
+					t.Fatal(err)
+				}
+				best := make([]float64, len(all))
+				for i, s := range all {
+					best[i] = s.want
+				}
+				slices.Sort(best)
+				kth := 0.0 // bm25 is negative: the K best are the smallest
+				if len(best) > 0 {
+					kth = best[min(k, len(best))-1]
+				}
+				wrong := 0
+				for _, s := range all {
+					if s.got != s.want && (s.want <= kth || s.got != 1e300) {
+						if wrong++; wrong <= 3 {
+							t.Errorf("%s MATCH %s: row %d got %v, bm25 %v (K-th best %v)", call, q, s.id, s.got, s.want, kth)
+						}
+					}
+				}
+			}
+		}
+	}
+}
