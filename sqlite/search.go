@@ -305,6 +305,10 @@ func (s *searcher) matchExact(ctx context.Context, table, q string) ([]sessiondb
 	return s.query(ctx, stmt+order+" LIMIT ? OFFSET ?", append(args, s.o.Limit, s.o.Offset)...)
 }
 
+// onePhrase matches an FTS5 query of one phrase: one bare word or one
+// quoted string, either one perhaps a prefix.
+var onePhrase = regexp.MustCompile(`^(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)\*?$`)
+
 // errIncomplete: matchRanked cannot vouch for its page; score every match.
 var errIncomplete = errors.New("ranked page incomplete")
 
@@ -313,11 +317,17 @@ var errIncomplete = errors.New("ranked page incomplete")
 const rankSlack = 8
 
 // matchRanked answers a bm25-ordered page while scoring only the matches
-// that can reach it: FTS5 sorts by sessiondb_bm25(K) (fts5cjk/rank.c),
-// which equals bm25 for the K best matches of the index, in the same
-// order, and ranks every other match last. The K best are the first K rows
-// of the stream; the filters are read per row, so the page is exact when
-// it fills within those K rows, and errIncomplete otherwise.
+// that can reach it: rows are ordered by sessiondb_bm25(K) (fts5cjk/rank.c),
+// which equals bm25 for the K best matches of the index, in the same order,
+// and ranks every other match last. The K best are the first K rows of the
+// stream; the filters are read per row, so the page is exact when it fills
+// within those K rows, and errIncomplete otherwise.
+//
+// A query of several phrases is sorted by FTS5 (rank MATCH). A query of one
+// phrase is read ahead by the function, which then knows the K best before
+// the first row: only those pass the WHERE term, and SQLite sorts them, so
+// snippets and joins run for about K rows and no sort holds every match.
+// Both sorts keep tied rows in rowid order.
 func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiondb.SearchHit, error) {
 	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
 	case "newest", "oldest":
@@ -326,21 +336,28 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiond
 	want := s.o.Offset + s.o.Limit
 	k := want + rankSlack
 	stmt, args := s.matchSQL(table, q, false)
-	rows, err := runSearch(ctx, s.db.read, stmt+" AND "+table+".rank MATCH ? ORDER BY rank",
-		append(args, fmt.Sprintf("sessiondb_bm25(%d, '%s')", k, table))...)
+	if onePhrase.MatchString(q) {
+		score := fmt.Sprintf("sessiondb_bm25(%s, %d, '%s')", table, k, table)
+		stmt += " AND " + score + " < 1e300 ORDER BY " + score
+	} else {
+		stmt += " AND " + table + ".rank MATCH ? ORDER BY rank"
+		args = append(args, fmt.Sprintf("sessiondb_bm25(%d)", k))
+	}
+	rows, err := runSearch(ctx, s.db.read, stmt, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var hits []sessiondb.SearchHit
-	for seen := 0; len(hits) < want && rows.Next(); seen++ {
+	seen := 0
+	for ; len(hits) < want && rows.Next(); seen++ {
+		if seen == k {
+			return nil, errIncomplete
+		}
 		var h sessiondb.SearchHit
 		var ok bool
 		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &ok); err != nil {
 			return nil, err
-		}
-		if seen >= k {
-			return nil, errIncomplete
 		}
 		if ok {
 			hits = append(hits, h)
@@ -348,6 +365,10 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiond
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if len(hits) < want && seen >= k {
+		// A read-ahead stream holds only the K best (and their ties).
+		return nil, errIncomplete
 	}
 	if len(hits) <= s.o.Offset {
 		return nil, nil

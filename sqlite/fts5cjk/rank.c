@@ -19,8 +19,9 @@
 ** so the bound is never below the true score. Once K rows have been scored,
 ** a row whose bound is below the K-th best score so far is out.
 **
-** The function must see each matching row once, as FTS5's rank sort does:
-** a row it sees twice would count twice among the K best so far.
+** The function must see the matching rows in order, each once or
+** several times in a row (as in WHERE f(...) < 1e300 ORDER BY f(...),
+** which evaluates it twice per row and gets the same value twice).
 **
 ** sessiondb_bm25(tbl, K, 'name') - name is the FTS5 table's - does better
 ** when the query is one phrase (one word, "a quoted phrase", pre*): on its
@@ -71,6 +72,9 @@ typedef struct RankData {
   int *aColMin;   /* per column, current row: proven minimum length */
   int k, nTop;
   double *aTop;   /* min-heap of the best nTop (<= k) scores so far */
+  int bLast;      /* iLast is the last row seen, dLast its value */
+  sqlite3_int64 iLast;
+  double dLast;
   int bAhead;     /* rows read ahead: aRow decides every row */
   int nRow;
   RankRow *aRow;  /* read ahead: the rows that can be in the K best, by rowid */
@@ -314,36 +318,25 @@ static void rankKeep(RankData *p, double score){
   h[i] = score;
 }
 
-static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
-                         sqlite3_context *pCtx, int nVal,
-                         sqlite3_value **apVal){
-  RankData *p = 0;
-  int i, nInst = 0, nTok = 0, rc;
-  sqlite3_int64 k64 = nVal > 0 ? sqlite3_value_int64(apVal[0]) : 0;
-  int k = k64 > 0 && k64 <= RANK_MAX_K ? (int)k64 : 0;  /* 0: score all */
-  const char *zTable = nVal > 1 ? (const char *)sqlite3_value_text(apVal[1]) : 0;
-  double minLen = 0.0, score;
+/* rankAheadValue is the value of a row of a read-ahead query. */
+static double rankAheadValue(const RankData *p, sqlite3_int64 iRowid){
+  int lo = 0, hi = p->nRow;
+  while( lo < hi ){
+    int mid = (lo + hi) / 2;
+    if( p->aRow[mid].iRowid < iRowid ) lo = mid + 1; else hi = mid;
+  }
+  if( lo < p->nRow && p->aRow[lo].iRowid == iRowid ) return -1.0 * p->aRow[lo].score;
+  return RANK_PRUNED;
+}
 
-  rc = rankData(pApi, pFts, k, zTable, sqlite3_context_db_handle(pCtx), &p);
-  if( rc == SQLITE_OK && p->bAhead ){
-    sqlite3_int64 iRowid = pApi->xRowid(pFts);
-    int lo = 0, hi = p->nRow;
-    while( lo < hi ){
-      int mid = (lo + hi) / 2;
-      if( p->aRow[mid].iRowid < iRowid ) lo = mid + 1; else hi = mid;
-    }
-    if( lo < p->nRow && p->aRow[lo].iRowid == iRowid ){
-      sqlite3_result_double(pCtx, -1.0 * p->aRow[lo].score);
-    }else{
-      sqlite3_result_double(pCtx, RANK_PRUNED);
-    }
-    return;
-  }
-  if( rc == SQLITE_OK ){
-    memset(p->aFreq, 0, sizeof(double) * (size_t)p->nPhrase);
-    memset(p->aColMin, 0, sizeof(int) * (size_t)p->nCol);
-    rc = pApi->xInstCount(pFts, &nInst);
-  }
+/* rankRowValue scores the current row, or prunes it by its bound. */
+static int rankRowValue(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                        RankData *p, double *pv){
+  int i, nInst = 0, nTok = 0, rc;
+  double minLen = 0.0, score;
+  memset(p->aFreq, 0, sizeof(double) * (size_t)p->nPhrase);
+  memset(p->aColMin, 0, sizeof(int) * (size_t)p->nCol);
+  rc = pApi->xInstCount(pFts, &nInst);
   for(i = 0; rc == SQLITE_OK && i < nInst; i++){
     int ip, ic, io;
     rc = pApi->xInst(pFts, i, &ip, &ic, &io);
@@ -354,25 +347,51 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
       }
     }
   }
-  if( rc != SQLITE_OK ){
-    sqlite3_result_error_code(pCtx, rc);
-    return;
-  }
+  if( rc != SQLITE_OK ) return rc;
   if( p->k > 0 && p->nTop == p->k ){
     for(i = 0; i < p->nCol; i++) minLen += (double)p->aColMin[i];
     if( rankScore(p, minLen) < p->aTop[0] ){
-      sqlite3_result_double(pCtx, RANK_PRUNED);
-      return;
+      *pv = RANK_PRUNED;
+      return SQLITE_OK;
     }
   }
   rc = pApi->xColumnSize(pFts, -1, &nTok);
-  if( rc != SQLITE_OK ){
-    sqlite3_result_error_code(pCtx, rc);
-    return;
-  }
+  if( rc != SQLITE_OK ) return rc;
   score = rankScore(p, (double)nTok);
   if( p->k > 0 ) rankKeep(p, score);
-  sqlite3_result_double(pCtx, -1.0 * score);
+  *pv = -1.0 * score;
+  return SQLITE_OK;
+}
+
+static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                         sqlite3_context *pCtx, int nVal,
+                         sqlite3_value **apVal){
+  RankData *p = 0;
+  sqlite3_int64 k64 = nVal > 0 ? sqlite3_value_int64(apVal[0]) : 0;
+  int k = k64 > 0 && k64 <= RANK_MAX_K ? (int)k64 : 0;  /* 0: score all */
+  const char *zTable = nVal > 1 ? (const char *)sqlite3_value_text(apVal[1]) : 0;
+  double v = 0.0;
+  int rc;
+
+  rc = rankData(pApi, pFts, k, zTable, sqlite3_context_db_handle(pCtx), &p);
+  if( rc == SQLITE_OK ){
+    sqlite3_int64 iRowid = pApi->xRowid(pFts);
+    if( p->bLast && p->iLast == iRowid ){
+      v = p->dLast;  /* the same row again (WHERE, then ORDER BY): counted once */
+    }else if( p->bAhead ){
+      v = rankAheadValue(p, iRowid);
+    }else{
+      rc = rankRowValue(pApi, pFts, p, &v);
+    }
+    p->bLast = rc == SQLITE_OK;
+    p->iLast = iRowid;
+    p->dLast = v;
+  }
+  if( rc != SQLITE_OK ){
+    sqlite3_result_error_code(pCtx, rc);
+  }else{
+    sqlite3_result_double(pCtx, v);
+  }
 }
 
 int fts5cjk_register_rank(fts5_api *pApi){

@@ -17,7 +17,8 @@ import (
 // bit, and every other row gets either that value or 1e300. Rows have three
 // columns, lengths past 127 tokens (multi-byte docsize varints) and many
 // exact ties; queries are single words, phrases, prefixes and expressions
-// of several phrases.
+// of several phrases. The function is also called twice per row, as a
+// WHERE term and an ORDER BY term are: both calls must give the same value.
 func TestRankContract(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
 	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(a, b, c, tokenize='cjk_unicode61')`); err != nil {
@@ -57,19 +58,22 @@ func TestRankContract(t *testing.T) {
 	for _, q := range queries {
 		for _, k := range []int{1, 5, 28, 400, 5000} {
 			for _, call := range []string{fmt.Sprintf("sessiondb_bm25(t, %d)", k), fmt.Sprintf("sessiondb_bm25(t, %d, 't')", k)} {
-				rows, err := db.Query(`SELECT rowid, bm25(t), `+call+` FROM t WHERE t MATCH ? ORDER BY rowid`, q)
+				rows, err := db.Query(`SELECT rowid, bm25(t), `+call+`, `+call+` FROM t WHERE t MATCH ? ORDER BY rowid`, q)
 				if err != nil {
 					t.Fatalf("%s MATCH %s: %v", call, q, err)
 				}
 				type scored struct {
-					id        int64
-					want, got float64
+					id              int64
+					want, got, got2 float64
 				}
 				var all []scored
 				for rows.Next() {
 					var s scored
-					if err := rows.Scan(&s.id, &s.want, &s.got); err != nil {
+					if err := rows.Scan(&s.id, &s.want, &s.got, &s.got2); err != nil {
 						t.Fatal(err)
+					}
+					if s.got2 != s.got {
+						t.Errorf("%s MATCH %s: row %d: second call %v, first %v", call, q, s.id, s.got2, s.got)
 					}
 					all = append(all, s)
 				}
