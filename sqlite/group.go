@@ -11,20 +11,22 @@ import (
 // maxGroup bounds how many appends one group commit carries.
 const maxGroup = 64
 
-// groupWindow is the longest a leader waits for concurrent writers to
-// join its group, and only when the previous group saw concurrency.
+// groupWindow is the longest a group stays open for concurrent writers to
+// join it, and only when the previous group saw concurrency.
 const groupWindow = time.Millisecond
 
 // groupCommit coalesces appends issued concurrently on one store into one
 // BEGIN IMMEDIATE transaction. A lone caller commits at once (its latency
 // is unchanged). Callers arriving while a commit runs queue up and the next
 // leader takes them all (up to maxGroup) in one transaction; when the last
-// group showed k concurrent writers, the leader first waits up to
-// groupWindow for k of them to queue, so writers that were just
-// acknowledged join instead of forming a second, alternating group. Each
-// message gets its own savepoint, so one failing message (an unknown or
-// closed session) fails alone; each caller gets its own id and error, and
-// returns only after the commit (durable, with synchronous=FULL).
+// group showed k concurrent writers, the leader keeps its transaction open
+// for up to groupWindow, inserting requests as they queue, until k have
+// joined: writers that were just acknowledged join instead of forming a
+// second, alternating group, and their inserts overlap the time the others
+// spend preparing theirs. Each message gets its own savepoint, so one
+// failing message (an unknown or closed session) fails alone; each caller
+// gets its own id and error, and returns only after the commit (durable,
+// with synchronous=FULL).
 type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*appendReq
@@ -74,34 +76,10 @@ func (g *groupCommit) lead(ctx context.Context, db *DB) {
 	g.mu.Lock()
 	want := min(g.writers, maxGroup)
 	g.mu.Unlock()
-	if want > 1 {
-		deadline := time.NewTimer(groupWindow)
-		for waiting := true; waiting; {
-			g.mu.Lock()
-			queued := len(g.queue)
-			g.mu.Unlock()
-			if queued >= want {
-				break
-			}
-			select {
-			case <-g.joined:
-			case <-deadline.C:
-				waiting = false
-			}
-		}
-		deadline.Stop()
-	}
-	g.mu.Lock()
-	n := min(len(g.queue), maxGroup)
-	batch := g.queue[:n:n]
-	g.queue = g.queue[n:]
-	g.mu.Unlock()
-
-	db.commitGroup(context.WithoutCancel(ctx), batch)
+	batch := db.commitGroup(context.WithoutCancel(ctx), g, want)
 	for _, req := range batch {
 		close(req.done)
 	}
-
 	g.mu.Lock()
 	g.writers = len(batch) + len(g.queue)
 	if len(g.queue) > 0 {
@@ -112,14 +90,62 @@ func (g *groupCommit) lead(ctx context.Context, db *DB) {
 	g.mu.Unlock()
 }
 
-// commitGroup appends every request of batch in one transaction.
-func (db *DB) commitGroup(ctx context.Context, batch []*appendReq) {
-	op := fmt.Sprintf("append message to %q", batch[0].sessionID)
-	if len(batch) > 1 {
-		op = fmt.Sprintf("append %d messages", len(batch))
+// take moves up to n requests out of the queue.
+func (g *groupCommit) take(n int) []*appendReq {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n = min(n, len(g.queue))
+	taken := g.queue[:n:n]
+	g.queue = g.queue[n:]
+	return taken
+}
+
+// await takes up to n requests, waiting for one to queue until deadline;
+// it returns none once the deadline has passed.
+func (g *groupCommit) await(deadline time.Time, n int) []*appendReq {
+	var timer *time.Timer
+	for {
+		if taken := g.take(n); len(taken) > 0 || !time.Now().Before(deadline) {
+			if timer != nil {
+				timer.Stop()
+			}
+			return taken
+		}
+		if timer == nil {
+			timer = time.NewTimer(time.Until(deadline))
+		}
+		select {
+		case <-g.joined:
+		case <-timer.C:
+		}
 	}
+}
+
+// commitGroup appends the queued requests in one transaction and returns
+// them. It starts on what is queued at once; when want writers were seen
+// concurrently last time, it goes on taking requests as they queue, up to
+// want of them or for groupWindow, so their inserts overlap the time their
+// callers spend preparing them.
+func (db *DB) commitGroup(ctx context.Context, g *groupCommit, want int) []*appendReq {
+	batch := g.take(maxGroup)
+	op := fmt.Sprintf("append message to %q", batch[0].sessionID)
+	if want > 1 || len(batch) > 1 {
+		op = "append messages"
+	}
+	deadline := time.Now().Add(groupWindow)
 	err := db.writeTx(ctx, TranscriptWritePatience, op, func(tx *sql.Tx) error {
-		for _, req := range batch {
+		for i := 0; ; i++ {
+			if i == len(batch) {
+				if len(batch) >= want {
+					return nil
+				}
+				more := g.await(deadline, maxGroup-len(batch))
+				if len(more) == 0 {
+					return nil
+				}
+				batch = append(batch, more...)
+			}
+			req := batch[i]
 			req.id, req.err = 0, nil // the transaction may run again
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT append_one"); err != nil {
 				return err
@@ -139,13 +165,13 @@ func (db *DB) commitGroup(ctx context.Context, batch []*appendReq) {
 			}
 			req.id = id
 		}
-		return nil
 	})
 	if err != nil {
 		for _, req := range batch {
 			req.id, req.err = 0, err
 		}
 	}
+	return batch
 }
 
 func appendOne(ctx context.Context, tx *sql.Tx, sessionID string, r *row) (int64, error) {
