@@ -341,7 +341,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiond
 		stmt += " AND " + score + " < 1e300 ORDER BY " + score
 	} else {
 		stmt += " AND " + table + ".rank MATCH ? ORDER BY rank"
-		args = append(args, fmt.Sprintf("sessiondb_bm25(%d)", k))
+		args = append(args, fmt.Sprintf("sessiondb_bm25(%d, '%s')", k, table))
 	}
 	rows, err := runSearch(ctx, s.db.read, stmt, args...)
 	if err != nil {
