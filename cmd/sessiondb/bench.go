@@ -75,11 +75,12 @@ Generated mode (the default) plans --sessions sessions holding --messages
 messages in all: English of varied length, about 15% Chinese, Japanese or
 Korean, assistant tool calls with JSON arguments, tool results, reasoning.
 The content depends only on --seed. Each of --writers goroutines owns a
-share of the sessions and appends their turns interleaved; --procs N adds N
-worker processes (this binary, re-run) on the same file, each running
---writers goroutines on its own share. Reported: appends/s, append latency
-p50/p95/p99, errors, search latency per query class (--searches timed calls
-each after one warm-up), list-20 latency, file size and peak memory.
+share of the sessions (shares hold about as many messages each) and
+appends their turns interleaved; --procs N adds N worker processes (this
+binary, re-run) on the same file, each running --writers goroutines on its
+own share. Reported: appends/s, append latency p50/p95/p99, errors,
+search latency per query class (--searches timed calls each after one
+warm-up), list-20 latency, file size and peak memory.
 
 Replay mode reads a workload written by make_workload.py (format:
 shared/bench/README.md), checks every line, then replays it in file order

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/workload"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -371,5 +372,43 @@ func TestQuantile(t *testing.T) {
 				t.Fatalf("quantile(%v) = %v, want %v", tc.q, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBalance: the shares partition the sessions, each in order, and no two
+// shares differ by more than the longest session's messages.
+func TestBalance(t *testing.T) {
+	plan, err := workload.NewPlan(1, 100, 4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, len(plan.Sessions))
+	longest := 0
+	for i := range all {
+		all[i] = i
+		longest = max(longest, plan.Sessions[i].Messages)
+	}
+	for _, n := range []int{1, 3, 8} {
+		shares := balance(plan, all, n)
+		var got []int
+		lo, hi := math.MaxInt, 0
+		for _, s := range shares {
+			if !slices.IsSorted(s) {
+				t.Errorf("n=%d: share %v not in order", n, s)
+			}
+			load := 0
+			for _, i := range s {
+				load += plan.Sessions[i].Messages
+			}
+			lo, hi = min(lo, load), max(hi, load)
+			got = append(got, s...)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, all) {
+			t.Errorf("n=%d: shares hold %v, want every session once", n, got)
+		}
+		if hi-lo > longest {
+			t.Errorf("n=%d: loads %d..%d differ by more than the longest session (%d)", n, lo, hi, longest)
+		}
 	}
 }
