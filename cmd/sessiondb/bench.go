@@ -434,19 +434,28 @@ func showProgress(bar *progress, count func() int64, total int64) (stop func()) 
 	if !bar.on {
 		return func() {}
 	}
+	halt := every(200*time.Millisecond, func() { bar.update(count(), total) })
+	return func() {
+		halt()
+		bar.update(count(), total)
+		bar.done()
+	}
+}
+
+// every calls f every d on its own goroutine until the returned stop is
+// called; stop returns once f can no longer run.
+func every(d time.Duration, f func()) (stop func()) {
 	quit, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
-		t := time.NewTicker(200 * time.Millisecond)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
 			case <-quit:
-				bar.update(count(), total)
-				bar.done()
 				return
 			case <-t.C:
-				bar.update(count(), total)
+				f()
 			}
 		}
 	}()
@@ -965,23 +974,9 @@ func (o *benchOptions) runWorker(ctx context.Context, e *env) error {
 		return fmt.Errorf("bench worker %d: no start signal: %w", o.worker, err)
 	}
 	var done atomic.Int64
-	quit, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				_ = send(workerMessage{Done: done.Load()})
-			}
-		}
-	}()
+	stop := every(200*time.Millisecond, func() { _ = send(workerMessage{Done: done.Load()}) })
 	res := appendShare(ctx, db, plan, o.runTag, o.worker, o.procs+1, o.writers, &done)
-	close(quit)
-	<-exited
+	stop()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
