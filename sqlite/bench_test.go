@@ -10,12 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/workload"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -177,8 +177,8 @@ func buildBenchDB(b *testing.B, path string, messages int) {
 		lang := g.lang()
 		ns := sessiondb.NewSession{
 			ID:        fmt.Sprintf("bench-%05d-%08x", i, g.r.Uint32()),
-			Source:    g.pick(benchSources),
-			Model:     g.pick(benchModels),
+			Source:    workload.Sources.Pick(g.r),
+			Model:     workload.Models.Pick(g.r),
 			StartedAt: benchBaseTime + float64(i)*1200 + g.r.Float64()*600,
 		}
 		if _, err := db.CreateSession(ctx, ns); err != nil {
@@ -270,71 +270,23 @@ var (
 메모리 프로세스 작업 대기열 응답 시간초과 재시도 롤백 백업 권한 토큰 모델 코드
 배포 환경 변수 회의 자료 번역 영어 한국어 전문 결과 성능 최적화 모니터링 장애
 내일 오늘 확인 부탁 해주세요 했습니다 입니다 있습니다 없습니다`)
-
-	benchTools = weighted{
-		words: []string{"terminal", "read_file", "write_file", "search_files", "patch", "web_search",
-			"browser_navigate", "execute_code", "session_search", "memory", "delegate_task"},
-		cum: cumulative([]float64{30, 18, 8, 12, 10, 6, 3, 6, 3, 3, 1}),
-	}
-	benchSources = weighted{
-		words: []string{"cli", "telegram", "discord", "slack", "whatsapp", "api_server"},
-		cum:   cumulative([]float64{45, 25, 12, 8, 5, 5}),
-	}
-	benchModels = weighted{
-		words: []string{"anthropic/claude-sonnet-4", "openai/gpt-5", "google/gemini-2.5-pro",
-			"nousresearch/hermes-4-405b", "qwen/qwen3-coder"},
-		cum: cumulative([]float64{35, 30, 15, 12, 8}),
-	}
-	benchCommands = []string{"docker ps -a", "kubectl get pods -n staging", "git status", "go test ./...",
-		"pytest -q tests/", "journalctl -u hermes --since today", "helm upgrade --install api ./chart",
-		"sqlite3 state.db '.schema'", "df -h", "curl -sS localhost:8080/health", "make build"}
 )
-
-// weighted picks words with the given relative weights.
-type weighted struct {
-	words []string
-	cum   []float64 // running sum of the weights
-}
-
-func cumulative(w []float64) []float64 {
-	out := make([]float64, len(w))
-	sum := 0.0
-	for i, x := range w {
-		sum += x
-		out[i] = sum
-	}
-	return out
-}
-
-// zipf weights words by 1/rank^s.
-func zipf(words []string, s float64) weighted {
-	w := make([]float64, len(words))
-	for i := range w {
-		w[i] = 1 / math.Pow(float64(i+1), s)
-	}
-	return weighted{words: words, cum: cumulative(w)}
-}
 
 type benchGen struct {
 	r                     *rand.Rand
-	en, zh, ja, ko, en120 weighted
+	en, zh, ja, ko, en120 workload.Weighted
 	calls                 int
 }
 
 func newBenchGen() *benchGen {
 	return &benchGen{
 		r:     rand.New(rand.NewPCG(benchSeed1, benchSeed2)),
-		en:    zipf(benchVocab, 1.1),
-		en120: zipf(benchVocab[:120], 1.1),
-		zh:    zipf(benchZH, 0.9),
-		ja:    zipf(benchJA, 0.9),
-		ko:    zipf(benchKO, 0.9),
+		en:    workload.Zipf(benchVocab, 1.1),
+		en120: workload.Zipf(benchVocab[:120], 1.1),
+		zh:    workload.Zipf(benchZH, 0.9),
+		ja:    workload.Zipf(benchJA, 0.9),
+		ko:    workload.Zipf(benchKO, 0.9),
 	}
-}
-
-func (g *benchGen) pick(w weighted) string {
-	x := g.r.Float64() * w.cum[len(w.cum)-1]
-	return w.words[min(sort.SearchFloat64s(w.cum, x), len(w.words)-1)]
 }
 
 func (g *benchGen) choice(list []string) string { return list[g.r.IntN(len(list))] }
@@ -396,7 +348,7 @@ func (g *benchGen) english(n int) string {
 		case x < 0.05:
 			words = append(words, g.choice(benchIdents))
 		default:
-			words = append(words, g.pick(g.en))
+			words = append(words, g.en.Pick(g.r))
 		}
 	}
 	insert := func(w string) { words = slices.Insert(words, g.r.IntN(len(words)+1), w) }
@@ -436,7 +388,7 @@ func (g *benchGen) chinese(n int) string {
 		case x < 0.30:
 			sb.WriteString(g.choice(benchZHFill))
 		default:
-			sb.WriteString(g.pick(g.zh))
+			sb.WriteString(g.zh.Pick(g.r))
 		}
 		if g.r.Float64() < 0.12 {
 			sb.WriteString(g.choice(benchZHEnd))
@@ -452,7 +404,7 @@ func (g *benchGen) chinese(n int) string {
 func (g *benchGen) japanese(n int) string {
 	var sb strings.Builder
 	for range n {
-		sb.WriteString(g.pick(g.ja))
+		sb.WriteString(g.ja.Pick(g.r))
 		if g.r.Float64() < 0.8 {
 			sb.WriteString(g.choice(benchJAPart))
 		} else {
@@ -472,7 +424,7 @@ func (g *benchGen) korean(n int) string {
 		k := min(n, g.between(3, 8))
 		words := make([]string, k)
 		for i := range words {
-			words[i] = g.pick(g.ko)
+			words[i] = g.ko.Pick(g.r)
 		}
 		sentences = append(sentences, strings.Join(words, " ")+g.choice([]string{".", ".", "?"}))
 		n -= k
@@ -520,13 +472,13 @@ func (g *benchGen) toolArgs(name string) map[string]any {
 	words := func(k int) string {
 		w := make([]string, k)
 		for i := range w {
-			w[i] = g.pick(g.en120)
+			w[i] = g.en120.Pick(g.r)
 		}
 		return strings.Join(w, " ")
 	}
 	switch name {
 	case "terminal":
-		return map[string]any{"command": g.choice(benchCommands), "timeout": []int{30, 60, 120, 300}[g.r.IntN(4)]}
+		return map[string]any{"command": g.choice(workload.ShellCommands), "timeout": []int{30, 60, 120, 300}[g.r.IntN(4)]}
 	case "read_file", "write_file", "patch":
 		path := g.choice(benchIdents[:7])
 		if g.r.IntN(2) == 0 {
@@ -633,7 +585,7 @@ func (g *benchGen) turn(sid, lang string, ts *float64) []sessiondb.NewMessage {
 			c := &calls[i]
 			c.ID = fmt.Sprintf("call_%08x", uint32(g.calls)*2654435761)
 			c.Type = "function"
-			c.Function.Name = g.pick(benchTools)
+			c.Function.Name = workload.Tools.Pick(g.r)
 			c.Function.Arguments = g.mustJSON(g.toolArgs(c.Function.Name))
 		}
 		pre := ""

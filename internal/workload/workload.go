@@ -72,7 +72,7 @@ func NewPlan(seed uint64, sessions, messages int) (*Plan, error) {
 	spare, sum := messages-sessions, 0
 	for i := range p.Sessions {
 		n := 1 + int(float64(spare)*raw[i]/total)
-		p.Sessions[i] = Session{Index: i, Source: pick(r, sources), Model: pick(r, models), Messages: n}
+		p.Sessions[i] = Session{Index: i, Source: Sources.Pick(r), Model: Models.Pick(r), Messages: n}
 		sum += n
 	}
 	for i := 0; sum < messages; i = (i + 1) % sessions {
@@ -126,7 +126,7 @@ func (s *Stream) NextTurn() []sessiondb.NewMessage {
 
 // english holds technical words in frequency order (Zipf weights). The
 // deploy* family and "docker" sit high enough to be frequent search terms.
-var english = zipf(strings.Fields(`
+var english = Zipf(strings.Fields(`
 the to and a of is in for it this that with on be not we can you i
 docker file error run config test build server session search version
 check update deployment command need now will should use path using
@@ -163,7 +163,7 @@ var (
 	idents = []string{"main.go", "config.yaml", "Dockerfile", "go.mod", "README.md", "state.db",
 		"/var/log/syslog", "src/index.ts", "v1.2.3", "requirements.txt", "localhost:8080", "127.0.0.1"}
 
-	chinese = zipf(strings.Fields(`
+	chinese = Zipf(strings.Fields(`
 项目 部署 数据库 迁移 服务器 配置 文件 错误 日志 测试 数据库迁移 版本 更新 用户 会话
 搜索 索引 容器 镜像 集群 节点 网络 端口 证书 缓存 内存 进程 线程 任务 队列 接口 请求
 响应 超时 重试 回滚 备份 权限 密钥 令牌 模型 代码 分支 提交 合并 发布 环境 变量 脚本
@@ -173,7 +173,7 @@ var (
 	chineseFill  = []string{"的", "了", "在", "是", "和", "把", "请", "我们", "已经", "需要", "可以", "正在"}
 	chineseEnd   = []string{"。", "，", "？", "！", "；"}
 
-	japanese = zipf(strings.Fields(`
+	japanese = Zipf(strings.Fields(`
 データベース 移行 サーバー 設定 ファイル エラー ログ テスト 東京 天気 明日 バージョン
 更新 ユーザー セッション 検索 インデックス コンテナ イメージ クラスタ ネットワーク
 証明書 キャッシュ メモリ プロセス タスク キュー 応答 タイムアウト 再試行 ロールバック
@@ -182,28 +182,31 @@ var (
 	japaneseParticles = []string{"は", "が", "を", "に", "で", "の", "と", "も", "から", "まで"}
 	japaneseEnd       = []string{"です。", "ます。", "しました。", "してください。", "ですか？", "でした。"}
 
-	korean = zipf(strings.Fields(`
+	korean = Zipf(strings.Fields(`
 서울 날씨 알려줘 데이터베이스 마이그레이션 서버 설정 파일 오류 로그 테스트 버전
 업데이트 사용자 세션 검색 인덱스 컨테이너 이미지 클러스터 네트워크 인증서 캐시
 메모리 프로세스 작업 대기열 응답 시간초과 재시도 롤백 백업 권한 토큰 모델 코드
 배포 환경 변수 회의 자료 번역 한국어 결과 성능 최적화 모니터링 장애 내일 오늘 확인
 부탁 해주세요 했습니다 입니다 있습니다 없습니다`), 0.9)
 
-	tools = weighted{
+	// Tools, Sources and Models are the tool names, session sources and
+	// models agents use, with their relative frequencies; ShellCommands are
+	// the terminal tool's commands. The search benchmark draws from them too.
+	Tools = Weighted{
 		words: []string{"terminal", "read_file", "write_file", "search_files", "patch", "web_search",
 			"browser_navigate", "execute_code", "session_search", "memory", "delegate_task"},
 		cum: cumulative([]float64{30, 18, 8, 12, 10, 6, 3, 6, 3, 3, 1}),
 	}
-	sources = weighted{
+	Sources = Weighted{
 		words: []string{"cli", "telegram", "discord", "slack", "whatsapp", "api_server"},
 		cum:   cumulative([]float64{45, 25, 12, 8, 5, 5}),
 	}
-	models = weighted{
+	Models = Weighted{
 		words: []string{"anthropic/claude-sonnet-4", "openai/gpt-5", "google/gemini-2.5-pro",
 			"nousresearch/hermes-4-405b", "qwen/qwen3-coder"},
 		cum: cumulative([]float64{35, 30, 15, 12, 8}),
 	}
-	shellCommands = []string{"docker ps -a", "kubectl get pods -n staging", "git status", "go test ./...",
+	ShellCommands = []string{"docker ps -a", "kubectl get pods -n staging", "git status", "go test ./...",
 		"pytest -q tests/", "journalctl -u hermes --since today", "helm upgrade --install api ./chart",
 		"sqlite3 state.db '.schema'", "df -h", "curl -sS localhost:8080/health", "make build"}
 	// Tool rounds per turn: 0, 1, 2, 3, 4 or 6 with these weights.
@@ -211,8 +214,8 @@ var (
 	roundWeights = cumulative([]float64{25, 30, 20, 12, 8, 5})
 )
 
-// weighted picks words with relative weights.
-type weighted struct {
+// Weighted draws words with relative weights.
+type Weighted struct {
 	words []string
 	cum   []float64 // running sum of the weights
 }
@@ -227,16 +230,17 @@ func cumulative(w []float64) []float64 {
 	return out
 }
 
-// zipf weights words by 1/rank^s.
-func zipf(words []string, s float64) weighted {
+// Zipf weights words by 1/rank^s.
+func Zipf(words []string, s float64) Weighted {
 	w := make([]float64, len(words))
 	for i := range w {
 		w[i] = 1 / math.Pow(float64(i+1), s)
 	}
-	return weighted{words: words, cum: cumulative(w)}
+	return Weighted{words: words, cum: cumulative(w)}
 }
 
-func pick(r *rand.Rand, w weighted) string { return w.words[pickIndex(r, w.cum)] }
+// Pick draws one word.
+func (w Weighted) Pick(r *rand.Rand) string { return w.words[pickIndex(r, w.cum)] }
 
 // pickIndex draws an index with the weights whose running sum is cum.
 func pickIndex(r *rand.Rand, cum []float64) int {
@@ -289,7 +293,7 @@ func (g gen) english(n int) string {
 			case x < 0.055:
 				w = g.choice(idents)
 			default:
-				w = pick(g.r, english)
+				w = english.Pick(g.r)
 			}
 			if j == 0 {
 				if sb.Len() > 0 {
@@ -316,7 +320,7 @@ func (g gen) chinese(n int) string {
 		case x < 0.3:
 			sb.WriteString(g.choice(chineseFill))
 		default:
-			sb.WriteString(pick(g.r, chinese))
+			sb.WriteString(chinese.Pick(g.r))
 		}
 		if g.r.Float64() < 0.12 {
 			sb.WriteString(g.choice(chineseEnd))
@@ -329,7 +333,7 @@ func (g gen) chinese(n int) string {
 func (g gen) japanese(n int) string {
 	var sb strings.Builder
 	for range n {
-		sb.WriteString(pick(g.r, japanese))
+		sb.WriteString(japanese.Pick(g.r))
 		if g.r.Float64() < 0.8 {
 			sb.WriteString(g.choice(japaneseParticles))
 		} else {
@@ -351,7 +355,7 @@ func (g gen) korean(n int) string {
 			if sb.Len() > 0 || j > 0 {
 				sb.WriteByte(' ')
 			}
-			sb.WriteString(pick(g.r, korean))
+			sb.WriteString(korean.Pick(g.r))
 		}
 		sb.WriteString(g.choice([]string{".", ".", "?"}))
 		i += k
@@ -414,7 +418,7 @@ func jsonText(v any) string {
 func (g gen) words(n int) string {
 	w := make([]string, n)
 	for i := range w {
-		w[i] = pick(g.r, english)
+		w[i] = english.Pick(g.r)
 	}
 	return strings.Join(w, " ")
 }
@@ -422,9 +426,9 @@ func (g gen) words(n int) string {
 func (g gen) toolArgs(name string) map[string]any {
 	switch name {
 	case "terminal":
-		return map[string]any{"command": g.choice(shellCommands), "timeout": []int{30, 60, 120, 300}[g.r.IntN(4)]}
+		return map[string]any{"command": g.choice(ShellCommands), "timeout": []int{30, 60, 120, 300}[g.r.IntN(4)]}
 	case "read_file", "write_file", "patch":
-		a := map[string]any{"path": "src/" + pick(g.r, english) + g.choice([]string{".go", ".py", ".ts", ".md"})}
+		a := map[string]any{"path": "src/" + english.Pick(g.r) + g.choice([]string{".go", ".py", ".ts", ".md"})}
 		if g.r.Float64() < 0.5 {
 			a["path"] = g.choice(idents[:6])
 		}
@@ -436,15 +440,15 @@ func (g gen) toolArgs(name string) map[string]any {
 		}
 		return a
 	case "search_files":
-		return map[string]any{"pattern": pick(g.r, english), "path": "."}
+		return map[string]any{"pattern": english.Pick(g.r), "path": "."}
 	case "web_search":
 		return map[string]any{"query": g.words(g.between(2, 6))}
 	case "browser_navigate":
-		return map[string]any{"url": "https://example.com/" + pick(g.r, english)}
+		return map[string]any{"url": "https://example.com/" + english.Pick(g.r)}
 	case "execute_code":
 		return map[string]any{"code": fmt.Sprintf("print(%q)", g.words(g.between(2, 6)))}
 	case "session_search":
-		return map[string]any{"query": pick(g.r, english)}
+		return map[string]any{"query": english.Pick(g.r)}
 	case "memory":
 		return map[string]any{"action": "add", "content": g.words(g.between(5, 20))}
 	}
@@ -499,7 +503,7 @@ func (g gen) turn(sessionID, lang string) []sessiondb.NewMessage {
 		for i := range calls {
 			calls[i].ID = fmt.Sprintf("call_%08x", g.r.Uint32())
 			calls[i].Type = "function"
-			calls[i].Function.Name = pick(g.r, tools)
+			calls[i].Function.Name = Tools.Pick(g.r)
 			calls[i].Function.Arguments = jsonText(g.toolArgs(calls[i].Function.Name))
 		}
 		m := sessiondb.NewMessage{SessionID: sessionID, Role: sessiondb.RoleAssistant, Content: "",
