@@ -93,7 +93,8 @@ static void rankDataFree(void *pData){
 typedef struct RankAhead {
   RankData *p;
   sqlite3_int64 nHit;
-  int nRow, nAlloc, bOver;
+  int nRow, nAlloc;
+  int bCountOnly; /* count the rows only: not one phrase, or too many */
   RankRow *aRow;
 } RankAhead;
 
@@ -106,12 +107,12 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   Fts5PhraseIter it;
   int rc, iCol, iOff, i, nFreq = 0, nMinLen = 0;
   a->nHit++;
-  if( a->bOver ) return SQLITE_OK;
+  if( a->bCountOnly ) return SQLITE_OK;
   if( a->nRow == a->nAlloc ){
     int n = a->nAlloc ? a->nAlloc * 2 : 256;
     RankRow *aNew;
     if( a->nRow >= RANK_MAX_ROWS ){
-      a->bOver = 1;
+      a->bCountOnly = 1;
       return SQLITE_OK;
     }
     aNew = (RankRow *)sqlite3_realloc64(a->aRow, (unsigned long long)n * sizeof(RankRow));
@@ -258,14 +259,14 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     RankAhead a;
     memset(&a, 0, sizeof(a));
     a.p = p;
-    a.bOver = !(zTable && nPhrase == 1 && k > 0);
+    a.bCountOnly = !(zTable && nPhrase == 1 && k > 0);
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
     rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
     if( rc == SQLITE_OK ){
       double idf = log((nRow - a.nHit + 0.5) / (a.nHit + 0.5));
       if( idf <= 0.0 ) idf = 1e-6;
       p->aIDF[i] = idf;
-      if( !a.bOver ) rc = rankAhead(p, &a, db, zTable);
+      if( !a.bCountOnly ) rc = rankAhead(p, &a, db, zTable);
     }
     sqlite3_free(a.aRow);
   }
