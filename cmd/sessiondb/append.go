@@ -119,28 +119,38 @@ Examples:
 	}
 }
 
-// readInput reads a whole file, or standard input for "-".
-func readInput(e *env, path string) ([]byte, error) {
+// openInput opens a file, or standard input for "-".
+func openInput(e *env, path string) (io.ReadCloser, error) {
 	if path == "-" {
-		return io.ReadAll(e.stdin)
+		return io.NopCloser(e.stdin), nil
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, usagef("read %s: %v", path, err)
+	}
+	return f, nil
+}
+
+// readInput reads a whole file, or standard input for "-".
+func readInput(e *env, path string) ([]byte, error) {
+	r, err := openInput(e, path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return b, nil
 }
 
 func appendJSONL(ctx context.Context, e *env, path string) error {
-	var r io.Reader = e.stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return usagef("read %s: %v", path, err)
-		}
-		defer f.Close()
-		r = f
+	r, err := openInput(e, path)
+	if err != nil {
+		return err
 	}
+	defer r.Close()
 	var msgs []sessiondb.NewMessage
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)

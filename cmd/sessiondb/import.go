@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/sessiondb/sessiondb/sqlite"
@@ -59,15 +57,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			var r io.Reader = e.stdin
-			if path != "-" {
-				f, err := os.Open(path)
-				if err != nil {
-					return usagef("read %s: %v", path, err)
-				}
-				defer f.Close()
-				r = f
+			r, err := openInput(e, path)
+			if err != nil {
+				return err
 			}
+			defer r.Close()
 			db, err := e.open()
 			if err != nil {
 				return err
