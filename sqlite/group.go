@@ -134,8 +134,8 @@ func (db *DB) commitGroup(ctx context.Context, g *groupCommit, want int) []*appe
 	}
 	deadline := time.Now().Add(groupWindow)
 	err := db.writeTx(ctx, TranscriptWritePatience, op, func(tx *sql.Tx) error {
-		for i := 0; ; i++ {
-			if i == len(batch) {
+		for done := 0; ; done = len(batch) { // the transaction may run again
+			if done == len(batch) && done > 0 {
 				if len(batch) >= want {
 					return nil
 				}
@@ -145,25 +145,9 @@ func (db *DB) commitGroup(ctx context.Context, g *groupCommit, want int) []*appe
 				}
 				batch = append(batch, more...)
 			}
-			req := batch[i]
-			req.id, req.err = 0, nil // the transaction may run again
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT append_one"); err != nil {
+			if err := db.appendChunk(ctx, tx, batch[done:]); err != nil {
 				return err
 			}
-			id, err := appendOne(ctx, tx, req.sessionID, req.r)
-			if err != nil {
-				if isBusy(err) || isFTSCorrupt(err) {
-					return err // the whole group is retried or repaired
-				}
-				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO append_one"); rerr != nil {
-					return rerr
-				}
-				req.err = db.mapErr(fmt.Sprintf("append message to %q", req.sessionID), err)
-			}
-			if _, err := tx.ExecContext(ctx, "RELEASE append_one"); err != nil {
-				return err
-			}
-			req.id = id
 		}
 	})
 	if err != nil {
@@ -174,13 +158,88 @@ func (db *DB) commitGroup(ctx context.Context, g *groupCommit, want int) []*appe
 	return batch
 }
 
-func appendOne(ctx context.Context, tx *sql.Tx, sessionID string, r *row) (int64, error) {
-	if err := appendable(ctx, tx, sessionID); err != nil {
-		return 0, err
+// appendChunk appends reqs with one INSERT for all of them. Every
+// statement that writes inside a transaction makes FTS5 write its pending
+// rows out as a new segment, so one statement for the chunk indexes it in
+// one segment per index, where a statement per message wrote one each.
+// A request whose session cannot take messages fails alone; should the
+// INSERT itself fail (SQLite undoes just that statement), the requests are
+// appended one at a time so that only the bad one fails.
+func (db *DB) appendChunk(ctx context.Context, tx *sql.Tx, reqs []*appendReq) error {
+	var ok []*appendReq
+	for _, req := range reqs {
+		req.id, req.err = 0, nil
+		if err := appendable(ctx, tx, req.sessionID); err != nil {
+			if !db.failAlone(req, err) {
+				return err
+			}
+			continue
+		}
+		ok = append(ok, req)
 	}
-	id, err := insertMessage(ctx, tx, sessionID, r)
+	if len(ok) == 0 {
+		return nil
+	}
+	sessionIDs := make([]string, len(ok))
+	rows := make([]*row, len(ok))
+	for i, req := range ok {
+		sessionIDs[i], rows[i] = req.sessionID, req.r
+	}
+	first, err := insertMessages(ctx, tx, sessionIDs, rows)
 	if err != nil {
-		return 0, err
+		if isBusy(err) || isFTSCorrupt(err) {
+			return err // the whole group is retried or repaired
+		}
+		return db.appendEach(ctx, tx, ok)
 	}
-	return id, bumpCounters(ctx, tx, sessionID, 1, r.countedCalls())
+	counts := map[string][2]int{}
+	for i, req := range ok {
+		req.id = first + int64(i)
+		c := counts[req.sessionID]
+		counts[req.sessionID] = [2]int{c[0] + 1, c[1] + req.r.countedCalls()}
+	}
+	for sessionID, c := range counts {
+		if err := bumpCounters(ctx, tx, sessionID, c[0], c[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendEach appends reqs one at a time, each in its own savepoint.
+func (db *DB) appendEach(ctx context.Context, tx *sql.Tx, reqs []*appendReq) error {
+	for _, req := range reqs {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT append_one"); err != nil {
+			return err
+		}
+		first, err := insertMessages(ctx, tx, []string{req.sessionID}, []*row{req.r})
+		if err == nil {
+			err = bumpCounters(ctx, tx, req.sessionID, 1, req.r.countedCalls())
+		}
+		if err == nil {
+			req.id = first
+		} else {
+			if !db.failAlone(req, err) {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO append_one"); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE append_one"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failAlone records err as req's own failure and reports true, unless err
+// concerns the whole transaction (a busy database or a damaged index: the
+// group is retried or repaired).
+func (db *DB) failAlone(req *appendReq, err error) bool {
+	if isBusy(err) || isFTSCorrupt(err) {
+		return false
+	}
+	req.err = db.mapErr(fmt.Sprintf("append message to %q", req.sessionID), err)
+	return true
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -9,12 +10,18 @@ import (
 )
 
 // TestGroupCommitIsolatesFailures: appends issued together share a
-// transaction, yet each gets its own id or error, and a bad one fails alone.
+// transaction, yet each gets its own id or error, and a bad one fails alone:
+// one refused before its insert (missing or compressed session) as well as
+// one whose insert fails (here a trigger refuses it).
 func TestGroupCommitIsolatesFailures(t *testing.T) {
 	db := MustOpen(t)
 	db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"})
 	db.CreateSession(ctx, sessiondb.NewSession{ID: "closed", Source: "cli"})
 	db.EndSession(ctx, "closed", "compression")
+	if _, err := rawDB(t, db.Path()).Exec(`CREATE TRIGGER refuse_poison BEFORE INSERT ON messages
+		WHEN NEW.content LIKE 'poison%' BEGIN SELECT RAISE(ABORT, 'poisoned message'); END`); err != nil {
+		t.Fatal(err)
+	}
 
 	const n = 200
 	ids := make([]int64, n)
@@ -24,18 +31,20 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			sid := "s"
+			sid, content := "s", fmt.Sprintf("m%d", i)
 			switch i % 20 {
 			case 7:
 				sid = "missing"
 			case 13:
 				sid = "closed"
+			case 17:
+				content = fmt.Sprintf("poison%d", i)
 			}
-			ids[i], errs[i] = db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: sid, Role: "user", Content: fmt.Sprintf("m%d", i)})
+			ids[i], errs[i] = db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: sid, Role: "user", Content: content})
 		}(i)
 	}
 	wg.Wait()
-	seen := map[int64]bool{}
+	seen := map[int64]int{}
 	good := 0
 	for i := 0; i < n; i++ {
 		switch i % 20 {
@@ -47,11 +56,15 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 			if sessiondb.ErrorCode(errs[i]) != sessiondb.ECONFLICT {
 				t.Errorf("append %d to a compressed session: %v", i, errs[i])
 			}
+		case 17:
+			if errs[i] == nil || !strings.Contains(errs[i].Error(), "poisoned message") {
+				t.Errorf("append %d refused by a trigger: %v", i, errs[i])
+			}
 		default:
-			if errs[i] != nil || ids[i] == 0 || seen[ids[i]] {
+			if _, dup := seen[ids[i]]; errs[i] != nil || ids[i] == 0 || dup {
 				t.Errorf("append %d: id %d, %v", i, ids[i], errs[i])
 			}
-			seen[ids[i]] = true
+			seen[ids[i]] = i
 			good++
 		}
 	}
@@ -63,8 +76,11 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		t.Fatalf("%d messages stored, %d acknowledged", len(ms), good)
 	}
 	for _, m := range ms {
-		if !seen[m.ID] {
+		i, ok := seen[m.ID]
+		if !ok {
 			t.Errorf("message %d stored but not acknowledged", m.ID)
+		} else if want := fmt.Sprintf("m%d", i); m.Content != want {
+			t.Errorf("message %d holds %q; its append (%q) was acknowledged with that id", m.ID, m.Content, want)
 		}
 	}
 	s, _ := db.Session(ctx, "s")

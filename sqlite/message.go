@@ -150,7 +150,15 @@ const insertMessageSQL = `INSERT INTO messages (session_id, role, content, tool_
 	tool_name, effect_disposition, timestamp, token_count, finish_reason, reasoning, reasoning_content,
 	reasoning_details, codex_reasoning_items, codex_message_items, platform_message_id, observed,
 	_compressed_summary, active, api_content, display_kind, display_metadata)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
+	VALUES ` + insertMessageValues
+
+// insertMessageValues is one row of insertMessageSQL; it takes
+// insertMessageArgs arguments.
+const (
+	insertMessageValues = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"
+	insertMessageArgs   = 21
+	maxInsertRows       = 500 // rows per statement: 500*21 bound values, under SQLite's 32,766
+)
 
 // AppendMessage appends one message and updates the session's counters in
 // the same transaction. It is refused once the session ended with
@@ -184,12 +192,17 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []session
 	if len(rows) == 0 {
 		return 0, nil
 	}
+	sessionIDs := make([]string, min(len(rows), maxInsertRows))
+	for i := range sessionIDs {
+		sessionIDs[i] = sessionID
+	}
 	err := db.writeTx(ctx, TranscriptWritePatience, fmt.Sprintf("append %d messages to %q", len(rows), sessionID), func(tx *sql.Tx) error {
 		if err := appendable(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		for _, r := range rows {
-			if _, err := insertMessage(ctx, tx, sessionID, r); err != nil {
+		for start := 0; start < len(rows); start += maxInsertRows {
+			chunk := rows[start:min(start+maxInsertRows, len(rows))]
+			if _, err := insertMessages(ctx, tx, sessionIDs[:len(chunk)], chunk); err != nil {
 				return err
 			}
 		}
@@ -226,19 +239,39 @@ func appendable(ctx context.Context, tx *sql.Tx, sessionID string) error {
 	return nil
 }
 
-func insertMessage(ctx context.Context, tx *sql.Tx, sessionID string, r *row) (int64, error) {
-	var content any
-	if r.content != nil {
-		content = *r.content
+// insertMessages inserts rows (row i into session sessionIDs[i]) with one
+// statement and returns the first row's id; the others follow it, one
+// apart: a statement allocates rowids in order, each one past the largest.
+func insertMessages(ctx context.Context, tx *sql.Tx, sessionIDs []string, rows []*row) (int64, error) {
+	var q strings.Builder
+	q.WriteString(insertMessageSQL)
+	args := make([]any, 0, len(rows)*insertMessageArgs)
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteString(", " + insertMessageValues)
+		}
+		var content any
+		if r.content != nil {
+			content = *r.content
+		}
+		args = append(args, sessionIDs[i], r.role, content, r.toolCallID, r.toolCalls,
+			r.toolName, r.effect, r.timestamp, r.tokenCount, r.finish, r.reasoning, r.reasoningContent,
+			r.reasoningDetails, r.codexReasoning, r.codexMessage, r.platformID, r.observed,
+			r.compressed, r.apiContent, r.displayKind, r.displayMetadata)
 	}
-	res, err := tx.ExecContext(ctx, insertMessageSQL, sessionID, r.role, content, r.toolCallID, r.toolCalls,
-		r.toolName, r.effect, r.timestamp, r.tokenCount, r.finish, r.reasoning, r.reasoningContent,
-		r.reasoningDetails, r.codexReasoning, r.codexMessage, r.platformID, r.observed,
-		r.compressed, r.apiContent, r.displayKind, r.displayMetadata)
+	res, err := tx.ExecContext(ctx, q.String(), args...)
 	if err != nil {
 		return 0, err
 	}
-	return res.LastInsertId()
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	if n != int64(len(rows)) {
+		return 0, fmt.Errorf("inserted %d messages of %d", n, len(rows))
+	}
+	last, err := res.LastInsertId()
+	return last - n + 1, err
 }
 
 func bumpCounters(ctx context.Context, tx *sql.Tx, sessionID string, messages, calls int) error {
