@@ -44,14 +44,15 @@ func TestSearchRankEqualsBM25(t *testing.T) {
 	s.exec(t, `UPDATE messages SET active = 0, compacted = 0 WHERE id IN (
 		SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'golf' ORDER BY rank LIMIT 40)`)
 
-	want := func(q string, o sessiondb.SearchOptions) []int64 {
+	// want returns the page FTS5 ranks and snippets itself: id, then snippet.
+	want := func(q string, o sessiondb.SearchOptions) []string {
 		t.Helper()
 		cond, args := "", []any{q}
 		if o.Sources != nil {
 			cond = " AND s.source = ?"
 			args = append(args, o.Sources[0])
 		}
-		rows, err := s.raw.Query(`SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+		rows, err := s.raw.Query(`SELECT m.id, snippet(messages_fts, -1, '>>>', '<<<', '...', 40) FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
 			JOIN sessions s ON s.id = m.session_id
 			WHERE messages_fts MATCH ? AND (m.active = 1 OR m.compacted = 1)
 			AND COALESCE(m.display_kind, '') <> 'hidden'`+cond+` ORDER BY rank LIMIT ? OFFSET ?`,
@@ -60,15 +61,16 @@ func TestSearchRankEqualsBM25(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rows.Close()
-		ids := []int64{}
+		page := []string{}
 		for rows.Next() {
 			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var snippet string
+			if err := rows.Scan(&id, &snippet); err != nil {
 				t.Fatal(err)
 			}
-			ids = append(ids, id)
+			page = append(page, fmt.Sprint(id), snippet)
 		}
-		return ids
+		return page
 	}
 	queries := []string{"alpha", "bravo", "papa", "golf", "alpha bravo", `"alpha bravo"`,
 		"oscar OR papa", "alpha NOT bravo", "jul*", "delta echo foxtrot"}
@@ -80,7 +82,10 @@ func TestSearchRankEqualsBM25(t *testing.T) {
 	}
 	for _, q := range queries {
 		for _, o := range options {
-			got := sbIDs(s.search(t, q, o))
+			got := []string{}
+			for _, h := range s.search(t, q, o) {
+				got = append(got, fmt.Sprint(h.ID), sbSnippet(h))
+			}
 			if w := want(q, o); !reflect.DeepEqual(got, w) {
 				t.Errorf("Search(%q, limit %d offset %d sources %v)\n got %v\nwant %v", q, o.Limit, o.Offset, o.Sources, got, w)
 			}

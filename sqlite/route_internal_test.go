@@ -15,19 +15,7 @@ import (
 // table; a tool-role search (Hermes' LIKE route) does scan it.
 func TestSearchPlans(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "state.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, text := range []string{"数据库迁移完成", "项目进展", "库", "docker deployment notes"} {
-		if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: text}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := searchDB(t, "数据库迁移完成", "项目进展", "库", "docker deployment notes")
 	var plans []string
 	searchHook = func(on querier, stmt string, args []any) {
 		rows, err := on.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmt, args...)
@@ -81,4 +69,65 @@ func TestSearchPlans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSearchOneStatement: a one-word search whose best matches all pass
+// the filters is answered by one statement, snippets included (they are
+// made for the page's rows only); with filtered-out rows ahead of the page
+// it takes a second run, and every hit still has its snippet.
+func TestSearchOneStatement(t *testing.T) {
+	ctx := context.Background()
+	var texts []string
+	for i := range 40 {
+		texts = append(texts, "needle"+strings.Repeat(" hay", i))
+	}
+	db := searchDB(t, texts...)
+	statements := 0
+	searchHook = func(querier, string, []any) { statements++ }
+	defer func() { searchHook = nil }()
+	search := func(o sessiondb.SearchOptions, wantStatements int) {
+		t.Helper()
+		statements = 0
+		hits, err := db.Search(ctx, "needle", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != o.Limit || statements != wantStatements {
+			t.Errorf("limit %d offset %d: %d hits from %d statements, want %d from %d", o.Limit, o.Offset, len(hits), statements, o.Limit, wantStatements)
+		}
+		for _, h := range hits {
+			if h.Snippet == nil || !strings.Contains(*h.Snippet, ">>>needle<<<") {
+				t.Errorf("limit %d offset %d: hit %d has snippet %v", o.Limit, o.Offset, h.ID, h.Snippet)
+			}
+		}
+	}
+	search(sessiondb.SearchOptions{Limit: 5}, 1)
+	search(sessiondb.SearchOptions{Limit: 5, Offset: 3}, 1)
+	// The best match (the shortest row) is inactive: the page's last row
+	// is placed past it.
+	if _, err := db.write.ExecContext(ctx, "UPDATE messages SET active = 0, compacted = 0 WHERE content = 'needle'"); err != nil {
+		t.Fatal(err)
+	}
+	search(sessiondb.SearchOptions{Limit: 5}, 2)
+}
+
+// searchDB opens a fresh store holding session "s" with one user message
+// per text.
+func searchDB(t *testing.T, texts ...string) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "state.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range texts {
+		if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -264,7 +265,10 @@ func placeholders(n int) string {
 // match runs an FTS5 MATCH on table. A query FTS5 cannot parse finds
 // nothing (as in Hermes), never an error.
 func (s *searcher) match(ctx context.Context, table, q string) ([]sessiondb.SearchHit, error) {
-	hits, err := s.matchRanked(ctx, table, q)
+	hits, err := s.matchRanked(ctx, table, q, true)
+	if err == errSnippets {
+		hits, err = s.matchRanked(ctx, table, q, false)
+	}
 	if err == errIncomplete {
 		hits, err = s.matchExact(ctx, table, q)
 	}
@@ -278,12 +282,17 @@ func (s *searcher) match(ctx context.Context, table, q string) ([]sessiondb.Sear
 	return hits, err
 }
 
+// snippetSQL is a hit's snippet of table.
+func snippetSQL(table string) string {
+	return "snippet(" + table + ", -1, '>>>', '<<<', '...', 40)"
+}
+
 // matchSQL selects the hit columns of the rows of table matching q, with
 // the filters applied, or (filtered false) returned as a last 0/1 column.
-func (s *searcher) matchSQL(table, q string, filtered bool) (string, []any) {
+func (s *searcher) matchSQL(table, snippet, q string, filtered bool) (string, []any) {
 	where, fargs := s.filters()
 	cond := strings.Join(where, " AND ")
-	stmt := "SELECT " + fmt.Sprintf(hitColumns, "snippet("+table+", -1, '>>>', '<<<', '...', 40)")
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, snippet)
 	from := " FROM " + table + " JOIN messages m ON m.id = " + table + ".rowid JOIN sessions s ON s.id = m.session_id" +
 		" WHERE " + table + " MATCH ?"
 	if filtered {
@@ -301,7 +310,7 @@ func (s *searcher) matchExact(ctx context.Context, table, q string) ([]sessiondb
 	case "oldest":
 		order = " ORDER BY m.timestamp ASC, rank"
 	}
-	stmt, args := s.matchSQL(table, q, true)
+	stmt, args := s.matchSQL(table, snippetSQL(table), q, true)
 	return s.query(ctx, stmt+order+" LIMIT ? OFFSET ?", append(args, s.o.Limit, s.o.Offset)...)
 }
 
@@ -311,6 +320,10 @@ var onePhrase = regexp.MustCompile(`^(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)\*?$`)
 
 // errIncomplete: matchRanked cannot vouch for its page; score every match.
 var errIncomplete = errors.New("ranked page incomplete")
+
+// errSnippets: matchRanked's page holds a row it did not make a snippet
+// for; run it again making every snippet.
+var errSnippets = errors.New("ranked page lacks snippets")
 
 // rankSlack is how many filtered-out rows (inactive, hidden, other
 // sources) matchRanked tolerates among the best matches.
@@ -326,20 +339,34 @@ const rankSlack = 8
 // A query of several phrases is sorted by FTS5 (rank MATCH). A query of one
 // phrase is read ahead by the function, which then knows the K best before
 // the first row: only those pass the WHERE term, and SQLite sorts them, so
-// snippets and joins run for about K rows and no sort holds every match.
+// joins run for about K rows and no sort holds every match. With
+// pageSnippets, the function also tells each row's place in that order, and
+// only the rows placed on the page get a snippet (each one tokenizes the
+// row's text again): should filtered-out rows push a page row past them,
+// errSnippets asks for a run that makes every snippet.
 // Both sorts keep tied rows in rowid order.
-func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiondb.SearchHit, error) {
+func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippets bool) ([]sessiondb.SearchHit, error) {
 	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
 	case "newest", "oldest":
 		return nil, errIncomplete
 	}
 	want := s.o.Offset + s.o.Limit
 	k := want + rankSlack
-	stmt, args := s.matchSQL(table, q, false)
-	if onePhrase.MatchString(q) {
+	snippet := snippetSQL(table)
+	var stmt string
+	var args []any
+	one := onePhrase.MatchString(q)
+	pageSnippets = pageSnippets && one
+	if one {
 		score := fmt.Sprintf("sessiondb_bm25(%s, %d, '%s')", table, k, table)
+		if pageSnippets {
+			place := fmt.Sprintf("IFNULL(sessiondb_bm25(%s, %d, '%s', 'place'), %d)", table, k, table, s.o.Offset)
+			snippet = fmt.Sprintf("CASE WHEN %s BETWEEN %d AND %d THEN %s END", place, s.o.Offset, want-1, snippet)
+		}
+		stmt, args = s.matchSQL(table, snippet, q, false)
 		stmt += " AND " + score + " < 1e300 ORDER BY " + score
 	} else {
+		stmt, args = s.matchSQL(table, snippet, q, false)
 		stmt += " AND " + table + ".rank MATCH ? ORDER BY rank"
 		args = append(args, fmt.Sprintf("sessiondb_bm25(%d, '%s')", k, table))
 	}
@@ -359,9 +386,13 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string) ([]sessiond
 		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &ok); err != nil {
 			return nil, err
 		}
-		if ok {
-			hits = append(hits, h)
+		if !ok {
+			continue
 		}
+		if pageSnippets && h.Snippet == nil && len(hits) >= s.o.Offset {
+			return nil, errSnippets // (or a row whose snippet is NULL: the next run returns it)
+		}
+		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -675,9 +706,14 @@ func (s *searcher) gap(ctx context.Context, q string, have []sessiondb.SearchHit
 
 // addContext fills every hit's context (previous message, the hit, next
 // message of the same session by (timestamp, id)) with one query per 500
-// hits. Plain text is cut in SQL to the bytes ContextChars characters can
-// take; encoded ("\x00json:") content is decoded whole.
+// hits, which returns one row per hit. Plain text is cut in SQL to the
+// bytes ContextChars characters can take; encoded ("\x00json:") content is
+// decoded whole.
 func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error {
+	content := func(m string) string {
+		return "CASE WHEN substr(CAST(" + m + ".content AS BLOB), 1, 6) = x'006a736f6e3a' THEN " + m + ".content" +
+			" ELSE CAST(substr(CAST(" + m + ".content AS BLOB), 1, " + strconv.Itoa(4*sessiondb.ContextChars) + ") AS TEXT) END"
+	}
 	for start := 0; start < len(hits); start += 500 {
 		batch := hits[start:min(start+500, len(hits))]
 		index := map[int64]int{}
@@ -687,34 +723,34 @@ func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error 
 			args[i] = h.ID
 			hits[start+i].Context = []sessiondb.ContextMessage{}
 		}
-		rows, err := db.read.QueryContext(ctx, `WITH target AS (
-				SELECT session_id, timestamp, id FROM messages WHERE id IN (`+placeholders(len(batch))+`))
-			SELECT t.id, m.role, CASE WHEN substr(CAST(m.content AS BLOB), 1, 6) = x'006a736f6e3a' THEN m.content
-				ELSE CAST(substr(CAST(m.content AS BLOB), 1, ?) AS TEXT) END
-			FROM target t JOIN messages m ON m.id IN (
-				t.id,
-				(SELECT p.id FROM messages p WHERE p.session_id = t.session_id AND (p.timestamp, p.id) < (t.timestamp, t.id)
-				 ORDER BY p.timestamp DESC, p.id DESC LIMIT 1),
-				(SELECT n.id FROM messages n WHERE n.session_id = t.session_id AND (n.timestamp, n.id) > (t.timestamp, t.id)
-				 ORDER BY n.timestamp, n.id LIMIT 1))
-			ORDER BY t.id, m.timestamp, m.id`, append(args, 4*sessiondb.ContextChars)...)
+		rows, err := db.read.QueryContext(ctx, `SELECT t.id, p.role, `+content("p")+`, t.role, `+content("t")+`, n.role, `+content("n")+`
+			FROM messages t
+			LEFT JOIN messages p ON p.id = (SELECT id FROM messages WHERE session_id = t.session_id
+				AND (timestamp, id) < (t.timestamp, t.id) ORDER BY timestamp DESC, id DESC LIMIT 1)
+			LEFT JOIN messages n ON n.id = (SELECT id FROM messages WHERE session_id = t.session_id
+				AND (timestamp, id) > (t.timestamp, t.id) ORDER BY timestamp, id LIMIT 1)
+			WHERE t.id IN (`+placeholders(len(batch))+`)`, args...)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
 			var id int64
-			var role string
-			var content sql.NullString
-			if err := rows.Scan(&id, &role, &content); err != nil {
+			var roles, contents [3]sql.NullString
+			if err := rows.Scan(&id, &roles[0], &contents[0], &roles[1], &contents[1], &roles[2], &contents[2]); err != nil {
 				rows.Close()
 				return err
 			}
-			var text string
-			if content.Valid {
-				text = sessiondb.ContentText(sessiondb.DecodeContent(&content.String))
+			h := &hits[index[id]]
+			for i, role := range roles {
+				if !role.Valid {
+					continue // no previous or next message
+				}
+				var text string
+				if contents[i].Valid {
+					text = sessiondb.ContentText(sessiondb.DecodeContent(&contents[i].String))
+				}
+				h.Context = append(h.Context, sessiondb.ContextMessage{Role: role.String, Content: sessiondb.ClipText(text, sessiondb.ContextChars)})
 			}
-			i := index[id]
-			hits[i].Context = append(hits[i].Context, sessiondb.ContextMessage{Role: role, Content: sessiondb.ClipText(text, sessiondb.ContextChars)})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

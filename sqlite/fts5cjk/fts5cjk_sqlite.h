@@ -50,6 +50,8 @@ int sqlite3_reset(sqlite3_stmt *pStmt);
 const void *sqlite3_column_blob(sqlite3_stmt *pStmt, int iCol);
 int sqlite3_column_bytes(sqlite3_stmt *pStmt, int iCol);
 void sqlite3_result_double(sqlite3_context *ctx, double d);
+void sqlite3_result_int(sqlite3_context *ctx, int v);
+void sqlite3_result_null(sqlite3_context *ctx);
 void sqlite3_result_error_code(sqlite3_context *ctx, int rc);
 
 /* FTS5 tokenizer API, version 1 (fts5.h). */

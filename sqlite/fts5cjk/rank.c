@@ -33,6 +33,16 @@
 ** frequent bigram, K = 28). Every row scoring at least that K-th best
 ** score (ties included) gets its exact bm25; every other row is ranked
 ** last, without further work.
+**
+** sessiondb_bm25(tbl, K, 'name', 'place') is the row's place among those
+** rows in the order of ORDER BY sessiondb_bm25(...), ties in rowid order:
+** 0 for the best; NULL when it is not known (a row ranked last, or rows
+** not read ahead). Called in the same statement as the score, it shares
+** the read-ahead, so a query can limit costly columns (snippet()) to the
+** rows that make its page:
+**
+**   CASE WHEN IFNULL(sessiondb_bm25(tbl, K, 'tbl', 'place'), 0) < n
+**   THEN snippet(...) END
 */
 #include <math.h>
 #include <stdlib.h>
@@ -55,12 +65,15 @@
 #define RANK_MAX_K 100000
 #define RANK_MAX_ROWS (1 << 20) /* rows read ahead at most; more: per row */
 
-/* RankRow is one row of a one-phrase query: its bound, then its score. */
+/* RankRow is one row of a one-phrase query. */
 typedef struct RankRow {
   sqlite3_int64 iRowid;
-  double score;
+  double score;   /* its bound, then its score */
   int nFreq;
-  int nMinLen;
+  union {
+    int nMinLen;  /* while bounded: the length its positions prove */
+    int iPlace;   /* once kept: its place in rank order, from 0 */
+  } u;
 } RankRow;
 
 typedef struct RankData {
@@ -132,7 +145,7 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   for(i = 0; i < p->nCol; i++) nMinLen += p->aColMin[i];
   a->aRow[a->nRow].iRowid = pApi->xRowid(pFts);
   a->aRow[a->nRow].nFreq = nFreq;
-  a->aRow[a->nRow].nMinLen = nMinLen;
+  a->aRow[a->nRow].u.nMinLen = nMinLen;
   a->nRow++;
   return SQLITE_OK;
 }
@@ -154,6 +167,13 @@ static void rankSiftDown(RankRow *a, int n, int i){
 static int rankByRowid(const void *pA, const void *pB){
   sqlite3_int64 a = ((const RankRow *)pA)->iRowid, b = ((const RankRow *)pB)->iRowid;
   return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+/* rankByRank orders rows as the query does: best score first, ties by rowid. */
+static int rankByRank(const void *pA, const void *pB){
+  const RankRow *a = (const RankRow *)pA, *b = (const RankRow *)pB;
+  if( a->score != b->score ) return a->score > b->score ? -1 : 1;
+  return rankByRowid(pA, pB);
 }
 
 /* rankDocsize reads the length in tokens of a row (all columns) from the
@@ -196,7 +216,7 @@ static int rankAhead(RankData *p, RankAhead *a, sqlite3 *db, const char *zTable)
   if( rc != SQLITE_OK ) return rc;
   for(i = 0; i < a->nRow; i++){
     p->aFreq[0] = (double)a->aRow[i].nFreq;
-    a->aRow[i].score = rankScore(p, (double)a->aRow[i].nMinLen);
+    a->aRow[i].score = rankScore(p, (double)a->aRow[i].u.nMinLen);
   }
   /* Take rows by falling bound (a max-heap); scored rows move behind it. */
   for(i = a->nRow / 2 - 1; i >= 0; i--) rankSiftDown(a->aRow, a->nRow, i);
@@ -218,6 +238,8 @@ static int rankAhead(RankData *p, RankAhead *a, sqlite3 *db, const char *zTable)
   for(i = m; i < a->nRow; i++){
     if( p->nTop < p->k || a->aRow[i].score >= p->aTop[0] ) a->aRow[n++] = a->aRow[i];
   }
+  qsort(a->aRow, (size_t)n, sizeof(RankRow), rankByRank);
+  for(i = 0; i < n; i++) a->aRow[i].u.iPlace = i;
   qsort(a->aRow, (size_t)n, sizeof(RankRow), rankByRowid);
   p->aRow = a->aRow;
   p->nRow = n;
@@ -319,15 +341,15 @@ static void rankKeep(RankData *p, double score){
   h[i] = score;
 }
 
-/* rankAheadValue is the value of a row of a read-ahead query. */
-static double rankAheadValue(const RankData *p, sqlite3_int64 iRowid){
+/* rankAheadRow finds a row of a read-ahead query among the kept rows. */
+static const RankRow *rankAheadRow(const RankData *p, sqlite3_int64 iRowid){
   int lo = 0, hi = p->nRow;
   while( lo < hi ){
     int mid = (lo + hi) / 2;
     if( p->aRow[mid].iRowid < iRowid ) lo = mid + 1; else hi = mid;
   }
-  if( lo < p->nRow && p->aRow[lo].iRowid == iRowid ) return -1.0 * p->aRow[lo].score;
-  return RANK_PRUNED;
+  if( lo < p->nRow && p->aRow[lo].iRowid == iRowid ) return &p->aRow[lo];
+  return 0;
 }
 
 /* rankRowValue scores the current row, or prunes it by its bound. */
@@ -371,16 +393,31 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   sqlite3_int64 k64 = nVal > 0 ? sqlite3_value_int64(apVal[0]) : 0;
   int k = k64 > 0 && k64 <= RANK_MAX_K ? (int)k64 : 0;  /* 0: score all */
   const char *zTable = nVal > 1 ? (const char *)sqlite3_value_text(apVal[1]) : 0;
+  const char *zMode = nVal > 2 ? (const char *)sqlite3_value_text(apVal[2]) : 0;
   double v = 0.0;
   int rc;
 
+  if( zMode && strcmp(zMode, "place") != 0 ){
+    sqlite3_result_error_code(pCtx, SQLITE_ERROR);
+    return;
+  }
   rc = rankData(pApi, pFts, k, zTable, sqlite3_context_db_handle(pCtx), &p);
+  if( rc == SQLITE_OK && zMode ){
+    const RankRow *r = p->bAhead ? rankAheadRow(p, pApi->xRowid(pFts)) : 0;
+    if( r ){
+      sqlite3_result_int(pCtx, r->u.iPlace);
+    }else{
+      sqlite3_result_null(pCtx);
+    }
+    return;
+  }
   if( rc == SQLITE_OK ){
     sqlite3_int64 iRowid = pApi->xRowid(pFts);
     if( p->bLast && p->iLast == iRowid ){
       v = p->dLast;  /* the same row again (WHERE, then ORDER BY): counted once */
     }else if( p->bAhead ){
-      v = rankAheadValue(p, iRowid);
+      const RankRow *r = rankAheadRow(p, iRowid);
+      v = r ? -1.0 * r->score : RANK_PRUNED;
     }else{
       rc = rankRowValue(pApi, pFts, p, &v);
     }

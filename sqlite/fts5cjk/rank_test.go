@@ -3,6 +3,7 @@
 package fts5cjk_test
 
 import (
+	"database/sql"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -20,39 +21,7 @@ import (
 // of several phrases. The function is also called twice per row, as a
 // WHERE term and an ORDER BY term are: both calls must give the same value.
 func TestRankContract(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
-	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(a, b, c, tokenize='cjk_unicode61')`); err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewSource(11))
-	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet 项目 数据")
-	text := func(n int) string {
-		var w []string
-		for range n {
-			w = append(w, words[int(float64(len(words))*rng.Float64()*rng.Float64())])
-		}
-		return strings.Join(w, " ")
-	}
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= 3000; i++ {
-		a, b, c := text(1+rng.Intn(40)), text(rng.Intn(5)), ""
-		switch {
-		case i%9 == 0:
-			a, b = "alpha bravo", "" // identical rows: ties
-		case i%13 == 0:
-			c = text(130 + rng.Intn(300))
-		}
-		if _, err := tx.Exec(`INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)`, i, a, b, c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-
+	db := rankDB(t)
 	queries := []string{"alpha", "bravo", "juliet", "项目", `"alpha bravo"`, `"数据 项目"`, "ind*",
 		"c:golf", "alpha OR juliet", "alpha NOT bravo", "golf hotel", "nomatch"}
 	for _, q := range queries {
@@ -100,4 +69,81 @@ func TestRankContract(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRankPlace checks sessiondb_bm25(t, K, 't', 'place'): on every row
+// the filtered query returns, in its order, the place is the row's index
+// when the rows were read ahead (one phrase), and NULL otherwise.
+func TestRankPlace(t *testing.T) {
+	db := rankDB(t)
+	for _, q := range []string{"alpha", "juliet", "项目", `"alpha bravo"`, "ind*", "c:golf", "alpha OR juliet", "golf hotel"} {
+		readAhead := !strings.ContainsAny(q, " ") || strings.HasPrefix(q, `"`)
+		for _, k := range []int{1, 5, 28, 400} {
+			score := fmt.Sprintf("sessiondb_bm25(t, %d, 't')", k)
+			rows, err := db.Query(fmt.Sprintf(`SELECT rowid, sessiondb_bm25(t, %d, 't', 'place') FROM t
+				WHERE t MATCH ? AND %s < 1e300 ORDER BY %s`, k, score, score), q)
+			if err != nil {
+				t.Fatalf("%s, K=%d: %v", q, k, err)
+			}
+			i := 0
+			for ; rows.Next(); i++ {
+				var id int64
+				var place sql.NullInt64
+				if err := rows.Scan(&id, &place); err != nil {
+					t.Fatal(err)
+				}
+				if readAhead && (!place.Valid || place.Int64 != int64(i)) || !readAhead && place.Valid {
+					t.Errorf("%s, K=%d: row %d (#%d of the query) has place %v", q, k, id, i, place)
+				}
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if i < min(k, 3) {
+				t.Errorf("%s, K=%d: only %d rows", q, k, i)
+			}
+		}
+	}
+	if _, err := db.Exec(`SELECT sessiondb_bm25(t, 5, 't', 'other') FROM t WHERE t MATCH 'alpha'`); err == nil {
+		t.Error("an unknown mode was accepted")
+	}
+}
+
+// rankDB returns a database holding the table t(a, b, c) that the rank
+// tests query: 3,000 rows of a skewed vocabulary, many of them tied.
+func rankDB(t *testing.T) *sql.DB {
+	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(a, b, c, tokenize='cjk_unicode61')`); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(11))
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet 项目 数据")
+	text := func(n int) string {
+		var w []string
+		for range n {
+			w = append(w, words[int(float64(len(words))*rng.Float64()*rng.Float64())])
+		}
+		return strings.Join(w, " ")
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3000; i++ {
+		a, b, c := text(1+rng.Intn(40)), text(rng.Intn(5)), ""
+		switch {
+		case i%9 == 0:
+			a, b = "alpha bravo", "" // identical rows: ties
+		case i%13 == 0:
+			c = text(130 + rng.Intn(300))
+		}
+		if _, err := tx.Exec(`INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)`, i, a, b, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	return db
 }
