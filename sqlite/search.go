@@ -704,16 +704,28 @@ func (s *searcher) gap(ctx context.Context, q string, have []sessiondb.SearchHit
 	return out, nil
 }
 
-// addContext fills every hit's context (previous message, the hit, next
-// message of the same session by (timestamp, id)) with one query per 500
-// hits, which returns one row per hit. Plain text is cut in SQL to the
+// contextSQL selects a hit's id and the role and content of the previous
+// message, the hit and the next message of its session by (timestamp, id):
+// one row per hit of the id list that follows it. Plain text is cut to the
 // bytes ContextChars characters can take; encoded ("\x00json:") content is
-// decoded whole.
-func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error {
+// selected whole, to be decoded.
+var contextSQL = func() string {
 	content := func(m string) string {
 		return "CASE WHEN substr(CAST(" + m + ".content AS BLOB), 1, 6) = x'006a736f6e3a' THEN " + m + ".content" +
 			" ELSE CAST(substr(CAST(" + m + ".content AS BLOB), 1, " + strconv.Itoa(4*sessiondb.ContextChars) + ") AS TEXT) END"
 	}
+	return `SELECT t.id, p.role, ` + content("p") + `, t.role, ` + content("t") + `, n.role, ` + content("n") + `
+		FROM messages t
+		LEFT JOIN messages p ON p.id = (SELECT id FROM messages WHERE session_id = t.session_id
+			AND (timestamp, id) < (t.timestamp, t.id) ORDER BY timestamp DESC, id DESC LIMIT 1)
+		LEFT JOIN messages n ON n.id = (SELECT id FROM messages WHERE session_id = t.session_id
+			AND (timestamp, id) > (t.timestamp, t.id) ORDER BY timestamp, id LIMIT 1)
+		WHERE t.id IN `
+}()
+
+// addContext fills every hit's context (previous message, the hit, next
+// message) with one query per 500 hits.
+func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error {
 	for start := 0; start < len(hits); start += 500 {
 		batch := hits[start:min(start+500, len(hits))]
 		index := map[int64]int{}
@@ -723,24 +735,19 @@ func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error 
 			args[i] = h.ID
 			hits[start+i].Context = []sessiondb.ContextMessage{}
 		}
-		rows, err := db.read.QueryContext(ctx, `SELECT t.id, p.role, `+content("p")+`, t.role, `+content("t")+`, n.role, `+content("n")+`
-			FROM messages t
-			LEFT JOIN messages p ON p.id = (SELECT id FROM messages WHERE session_id = t.session_id
-				AND (timestamp, id) < (t.timestamp, t.id) ORDER BY timestamp DESC, id DESC LIMIT 1)
-			LEFT JOIN messages n ON n.id = (SELECT id FROM messages WHERE session_id = t.session_id
-				AND (timestamp, id) > (t.timestamp, t.id) ORDER BY timestamp, id LIMIT 1)
-			WHERE t.id IN (`+placeholders(len(batch))+`)`, args...)
+		rows, err := db.read.QueryContext(ctx, contextSQL+"("+placeholders(len(batch))+")", args...)
 		if err != nil {
 			return err
 		}
+		var id int64
+		var roles, contents [3]sql.NullString // previous message, the hit, next message
 		for rows.Next() {
-			var id int64
-			var roles, contents [3]sql.NullString
 			if err := rows.Scan(&id, &roles[0], &contents[0], &roles[1], &contents[1], &roles[2], &contents[2]); err != nil {
 				rows.Close()
 				return err
 			}
 			h := &hits[index[id]]
+			h.Context = make([]sessiondb.ContextMessage, 0, len(roles))
 			for i, role := range roles {
 				if !role.Valid {
 					continue // no previous or next message
