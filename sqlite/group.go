@@ -192,14 +192,22 @@ func (db *DB) appendChunk(ctx context.Context, tx *sql.Tx, reqs []*appendReq) er
 		}
 		return db.appendEach(ctx, tx, ok)
 	}
-	counts := map[string][2]int{}
+	type counts struct{ messages, calls int }
+	var sessions []string // in order of first appearance
+	added := map[string]*counts{}
 	for i, req := range ok {
 		req.id = first + int64(i)
-		c := counts[req.sessionID]
-		counts[req.sessionID] = [2]int{c[0] + 1, c[1] + req.r.countedCalls()}
+		c := added[req.sessionID]
+		if c == nil {
+			c = &counts{}
+			added[req.sessionID] = c
+			sessions = append(sessions, req.sessionID)
+		}
+		c.messages++
+		c.calls += req.r.countedCalls()
 	}
-	for sessionID, c := range counts {
-		if err := bumpCounters(ctx, tx, sessionID, c[0], c[1]); err != nil {
+	for _, id := range sessions {
+		if err := bumpCounters(ctx, tx, id, added[id].messages, added[id].calls); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,7 +13,9 @@ import (
 // TestGroupCommitIsolatesFailures: appends issued together share a
 // transaction, yet each gets its own id or error, and a bad one fails alone:
 // one refused before its insert (missing or compressed session) as well as
-// one whose insert fails (here a trigger refuses it).
+// one whose insert fails (here a trigger refuses it). The first round has
+// no such insert, so whole groups go in with one statement; in the second,
+// the groups holding one are appended message by message.
 func TestGroupCommitIsolatesFailures(t *testing.T) {
 	db := MustOpen(t)
 	db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"})
@@ -22,70 +25,77 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		WHEN NEW.content LIKE 'poison%' BEGIN SELECT RAISE(ABORT, 'poisoned message'); END`); err != nil {
 		t.Fatal(err)
 	}
+	const twoCalls = `[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]`
 
 	const n = 200
-	ids := make([]int64, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			sid, content := "s", fmt.Sprintf("m%d", i)
-			switch i % 20 {
-			case 7:
-				sid = "missing"
-			case 13:
-				sid = "closed"
-			case 17:
-				content = fmt.Sprintf("poison%d", i)
-			}
-			ids[i], errs[i] = db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: sid, Role: "user", Content: content})
-		}(i)
-	}
-	wg.Wait()
-	seen := map[int64]int{}
-	good := 0
-	for i := 0; i < n; i++ {
-		switch i % 20 {
-		case 7:
-			if sessiondb.ErrorCode(errs[i]) != sessiondb.ENOTFOUND {
-				t.Errorf("append %d to a missing session: %v", i, errs[i])
-			}
-		case 13:
-			if sessiondb.ErrorCode(errs[i]) != sessiondb.ECONFLICT {
-				t.Errorf("append %d to a compressed session: %v", i, errs[i])
-			}
-		case 17:
-			if errs[i] == nil || !strings.Contains(errs[i].Error(), "poisoned message") {
-				t.Errorf("append %d refused by a trigger: %v", i, errs[i])
-			}
-		default:
-			if _, dup := seen[ids[i]]; errs[i] != nil || ids[i] == 0 || dup {
-				t.Errorf("append %d: id %d, %v", i, ids[i], errs[i])
-			}
-			seen[ids[i]] = i
-			good++
+	acked := map[int64]string{} // id → content, over both rounds
+	calls := 0
+	for round, poison := range []bool{false, true} {
+		ids := make([]int64, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				m := sessiondb.NewMessage{SessionID: "s", Role: "user", Content: fmt.Sprintf("r%d-m%d", round, i)}
+				switch {
+				case i%20 == 7:
+					m.SessionID = "missing"
+				case i%20 == 13:
+					m.SessionID = "closed"
+				case i%20 == 17 && poison:
+					m.Content = fmt.Sprintf("poison%d", i)
+				case i%5 == 0:
+					m.Role, m.ToolCalls = "assistant", json.RawMessage(twoCalls)
+				}
+				ids[i], errs[i] = db.AppendMessage(ctx, m)
+			}(i)
 		}
-	}
-	ms, err := db.Messages(ctx, "s", sessiondb.MessageFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) != good {
-		t.Fatalf("%d messages stored, %d acknowledged", len(ms), good)
-	}
-	for _, m := range ms {
-		i, ok := seen[m.ID]
-		if !ok {
-			t.Errorf("message %d stored but not acknowledged", m.ID)
-		} else if want := fmt.Sprintf("m%d", i); m.Content != want {
-			t.Errorf("message %d holds %q; its append (%q) was acknowledged with that id", m.ID, m.Content, want)
+		wg.Wait()
+		for i := 0; i < n; i++ {
+			switch {
+			case i%20 == 7:
+				if sessiondb.ErrorCode(errs[i]) != sessiondb.ENOTFOUND {
+					t.Errorf("round %d: append %d to a missing session: %v", round, i, errs[i])
+				}
+			case i%20 == 13:
+				if sessiondb.ErrorCode(errs[i]) != sessiondb.ECONFLICT {
+					t.Errorf("round %d: append %d to a compressed session: %v", round, i, errs[i])
+				}
+			case i%20 == 17 && poison:
+				if errs[i] == nil || !strings.Contains(errs[i].Error(), "poisoned message") {
+					t.Errorf("round %d: append %d refused by a trigger: %v", round, i, errs[i])
+				}
+			default:
+				if _, dup := acked[ids[i]]; errs[i] != nil || ids[i] == 0 || dup {
+					t.Errorf("round %d: append %d: id %d, %v", round, i, ids[i], errs[i])
+				}
+				acked[ids[i]] = fmt.Sprintf("r%d-m%d", round, i)
+				if i%5 == 0 {
+					calls += 2
+				}
+			}
 		}
-	}
-	s, _ := db.Session(ctx, "s")
-	if s.MessageCount != int64(good) {
-		t.Errorf("message_count = %d, want %d", s.MessageCount, good)
+
+		ms, err := db.Messages(ctx, "s", sessiondb.MessageFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != len(acked) {
+			t.Fatalf("round %d: %d messages stored, %d acknowledged", round, len(ms), len(acked))
+		}
+		for _, m := range ms {
+			if want, ok := acked[m.ID]; !ok {
+				t.Errorf("round %d: message %d stored but not acknowledged", round, m.ID)
+			} else if m.Content != want {
+				t.Errorf("round %d: message %d holds %q; its append (%q) was acknowledged with that id", round, m.ID, m.Content, want)
+			}
+		}
+		s, _ := db.Session(ctx, "s")
+		if s.MessageCount != int64(len(acked)) || s.ToolCallCount != int64(calls) {
+			t.Errorf("round %d: message_count = %d, tool_call_count = %d; want %d, %d", round, s.MessageCount, s.ToolCallCount, len(acked), calls)
+		}
 	}
 	checkIntegrity(t, rawDB(t, db.Path()))
 }
