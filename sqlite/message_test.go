@@ -353,6 +353,29 @@ func TestAppendMessage(t *testing.T) {
 }
 
 func TestAppendMessages(t *testing.T) {
+	t.Run("a batch larger than one statement keeps its order", func(t *testing.T) {
+		db := msgStore(t)
+		const n = 1201 // three INSERT statements of at most 500 rows
+		batch := make([]sessiondb.NewMessage, n)
+		for i := range batch {
+			batch[i] = sessiondb.NewMessage{Role: "user", Content: fmt.Sprintf("m%04d", i)}
+		}
+		if got, err := db.AppendMessages(ctx, "s1", batch); err != nil || got != n {
+			t.Fatalf("AppendMessages = %d, %v", got, err)
+		}
+		ms := msgList(t, db, "s1", sessiondb.MessageFilter{})
+		if len(ms) != n {
+			t.Fatalf("%d messages stored, want %d", len(ms), n)
+		}
+		for i, m := range ms {
+			if want := fmt.Sprintf("m%04d", i); m.Content != want || i > 0 && m.ID != ms[i-1].ID+1 {
+				t.Fatalf("message %d: id %d, content %v; want %q, ids in order", i, m.ID, m.Content, want)
+			}
+		}
+		if msgs, _ := msgCounters(t, db, "s1"); msgs != n {
+			t.Fatalf("message_count = %d, want %d", msgs, n)
+		}
+	})
 	t.Run("appends every message and updates the counters", func(t *testing.T) {
 		db := msgStore(t)
 		n, err := db.AppendMessages(ctx, "s1", []sessiondb.NewMessage{
