@@ -15,7 +15,8 @@
 // (rank.c): bm25 for the K best rows of a query, skipping most of bm25's
 // per-row cost for the others, which it ranks last. Given the table's name
 // as well, sessiondb_bm25(K, 'name'), a one-phrase query looks up the
-// lengths of only about K rows.
+// lengths of only about K rows, and sessiondb_bm25(K, 'name', 'place') tells
+// each of the K best rows its place in rank order.
 //
 // The tokenizer is written in C and registered on every SQLite connection of
 // the process through sqlite3_auto_extension, using the SQLite amalgamation
