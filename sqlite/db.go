@@ -89,7 +89,6 @@ func DefaultPath() (string, error) {
 // Open opens (creating if needed) the database at path, upgrades its schema
 // to the newest Hermes layout and returns the store.
 func Open(path string, opts Options) (*DB, error) {
-	fts5cjk.Register()
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -213,8 +212,20 @@ func (db *DB) Close() error {
 	return errors.Join(errs...)
 }
 
-// driverName is the database/sql driver every connection goes through.
-const driverName = "sqlite3"
+// driverName is the database/sql driver every connection goes through:
+// go-sqlite3, which turns on the query planner stability guarantee of each
+// connection it opens (fts5cjk's sessiondb_stable_plans: FTS5 lookups
+// otherwise re-parse their SQL during searches). Every SQLite connection
+// of the process has the cjk_unicode61 tokenizer from the start.
+const driverName = "sessiondb_sqlite3"
+
+func init() {
+	fts5cjk.Register()
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		_, err := c.Exec("SELECT sessiondb_stable_plans(1)", nil)
+		return err
+	}})
+}
 
 // dsn builds a file: URI for path (escaping ?, # and %) with the given
 // query parameters; mattn/go-sqlite3 applies the _-prefixed ones as pragmas

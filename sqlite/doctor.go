@@ -13,7 +13,6 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
-	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
 // Check statuses.
@@ -50,7 +49,6 @@ func (d *Diagnosis) add(name, status, detail, fix string) {
 // rolls back at once). With full it runs integrity_check instead of
 // quick_check.
 func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
-	fts5cjk.Register()
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err

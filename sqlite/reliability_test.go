@@ -28,7 +28,6 @@ import (
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/sqlite"
-	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
 // The reliability suite (issue 5 item 3): many writer processes with kill -9,
@@ -539,7 +538,6 @@ func TestReliabilityFreshFile(t *testing.T) {
 		knownBug(t, "%d of %d processes failed to open with \"database is locked\" at once, without waiting: "+
 			"fts5cjk's auto-extension runs SQL inside sqlite3_open_v2, before the driver installs the busy timeout", lockedAtOpen, writers)
 	}
-	fts5cjk.Register() // this process opened no store: checkIntegrity needs the tokenizer
 	raw := rawDB(t, path)
 	stored := storedRows(t, raw)
 	for w, p := range procs {

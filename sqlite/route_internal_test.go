@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,4 +131,34 @@ func searchDB(t *testing.T, texts ...string) *DB {
 		}
 	}
 	return db
+}
+
+// TestStablePlans: the store's connections, writer and readers, run with
+// the query planner stability guarantee (FTS5's segment lookups are not
+// re-prepared at every other search); another connection of the process
+// keeps SQLite's default.
+func TestStablePlans(t *testing.T) {
+	ctx := context.Background()
+	db := searchDB(t, "needle")
+	if _, err := db.Search(ctx, "needle", sessiondb.SearchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite3", filepath.Join(t.TempDir(), "other.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, c := range []struct {
+		name string
+		conn *sql.DB
+		want int
+	}{{"writer", db.write, 1}, {"reader", db.read, 1}, {"another connection", other, 0}} {
+		var on int
+		if err := c.conn.QueryRowContext(ctx, "SELECT sessiondb_stable_plans(-1)").Scan(&on); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if on != c.want {
+			t.Errorf("%s: stable plans = %d, want %d", c.name, on, c.want)
+		}
+	}
 }

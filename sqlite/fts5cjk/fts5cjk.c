@@ -201,6 +201,25 @@ static fts5_api *cjkFts5Api(sqlite3 *db){
   return pApi;
 }
 
+/*
+** sessiondb_stable_plans(onoff): sets (1) or clears (0) the query planner
+** stability guarantee (SQLITE_DBCONFIG_ENABLE_QPSG) of the calling
+** connection, or only reads it (-1); returns whether it is on. With it the
+** planner never re-prepares a statement because a bound value changed. FTS5
+** needs that: it looks up segment pages with a cached statement whose
+** "segid=?" SQLite re-prepares whenever the bound id moves to or from 0 or
+** 1 (a small-integer plan heuristic), and segment 1 is common, so without
+** it a search re-parses that SQL several times. Stores opt in per
+** connection; other connections in the process are left as they are.
+*/
+static void cjkStablePlans(sqlite3_context *pCtx, int nVal, sqlite3_value **apVal){
+  int on = 0;
+  (void)nVal;
+  sqlite3_db_config(sqlite3_context_db_handle(pCtx), SQLITE_DBCONFIG_ENABLE_QPSG,
+                    sqlite3_value_int(apVal[0]), &on);
+  sqlite3_result_int(pCtx, on);
+}
+
 /* Auto-extension entry point, run by SQLite for every new connection. */
 static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
   fts5_api *pApi;
@@ -210,9 +229,12 @@ static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
   ** "database is locked" while another process holds a lock. The driver
   ** replaces this timeout right after the open. */
   sqlite3_busy_timeout(db, 5000);
-  pApi = cjkFts5Api(db);
   (void)pzErrMsg;
   (void)pThunk;
+  rc = sqlite3_create_function(db, "sessiondb_stable_plans", 1, SQLITE_UTF8, 0,
+                               cjkStablePlans, 0, 0);
+  if( rc != SQLITE_OK ) return rc;
+  pApi = cjkFts5Api(db);
   if( pApi == 0 ) return SQLITE_OK;  /* no FTS5: the Go store reports it */
   rc = pApi->xCreateTokenizer(pApi, "cjk_unicode61", pApi, &cjkMethods, 0);
   if( rc == SQLITE_OK ) rc = fts5cjk_register_rank(pApi);

@@ -29,6 +29,14 @@ typedef long long int sqlite3_int64;
 
 int sqlite3_auto_extension(void (*xEntryPoint)(void));
 int sqlite3_busy_timeout(sqlite3 *db, int ms);
+int sqlite3_db_config(sqlite3 *db, int op, ...);
+#define SQLITE_DBCONFIG_ENABLE_QPSG 1007
+int sqlite3_create_function(sqlite3 *db, const char *zFunctionName, int nArg,
+                            int eTextRep, void *pApp,
+                            void (*xFunc)(sqlite3_context *, int, sqlite3_value **),
+                            void (*xStep)(sqlite3_context *, int, sqlite3_value **),
+                            void (*xFinal)(sqlite3_context *));
+#define SQLITE_UTF8 1
 int sqlite3_open(const char *zFilename, sqlite3 **ppDb);
 int sqlite3_close(sqlite3 *db);
 int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte,
@@ -41,6 +49,7 @@ void *sqlite3_malloc(int n);
 void sqlite3_free(void *p);
 const char *sqlite3_errstr(int rc);
 sqlite3_int64 sqlite3_value_int64(sqlite3_value *v);
+int sqlite3_value_int(sqlite3_value *v);
 const unsigned char *sqlite3_value_text(sqlite3_value *v);
 sqlite3 *sqlite3_context_db_handle(sqlite3_context *ctx);
 char *sqlite3_mprintf(const char *zFormat, ...);
