@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
-
 )
 
 // Check statuses.
