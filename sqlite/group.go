@@ -23,10 +23,10 @@ const groupWindow = time.Millisecond
 // for up to groupWindow, inserting requests as they queue, until k have
 // joined: writers that were just acknowledged join instead of forming a
 // second, alternating group, and their inserts overlap the time the others
-// spend preparing theirs. Each message gets its own savepoint, so one
-// failing message (an unknown or closed session) fails alone; each caller
-// gets its own id and error, and returns only after the commit (durable,
-// with synchronous=FULL).
+// spend preparing theirs. What is queued goes in with one INSERT
+// (appendChunk), yet one failing message (an unknown or closed session, a
+// refused row) fails alone; each caller gets its own id and error, and
+// returns only after the commit (durable, with synchronous=FULL).
 type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*appendReq
