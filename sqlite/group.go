@@ -167,9 +167,15 @@ func (db *DB) commitGroup(ctx context.Context, g *groupCommit, want int) []*appe
 // appended one at a time so that only the bad one fails.
 func (db *DB) appendChunk(ctx context.Context, tx *sql.Tx, reqs []*appendReq) error {
 	var ok []*appendReq
+	refusal := map[string]error{} // per session: why it cannot take messages, or nil
 	for _, req := range reqs {
 		req.id, req.err = 0, nil
-		if err := appendable(ctx, tx, req.sessionID); err != nil {
+		err, checked := refusal[req.sessionID]
+		if !checked {
+			err = appendable(ctx, tx, req.sessionID)
+			refusal[req.sessionID] = err
+		}
+		if err != nil {
 			if !db.failAlone(req, err) {
 				return err
 			}
