@@ -112,6 +112,7 @@ func TestRankPlace(t *testing.T) {
 // rankDB returns a database holding the table t(a, b, c) that the rank
 // tests query: 3,000 rows of a skewed vocabulary, many of them tied.
 func rankDB(t *testing.T) *sql.DB {
+	t.Helper()
 	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
 	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(a, b, c, tokenize='cjk_unicode61')`); err != nil {
 		t.Fatal(err)
@@ -144,6 +145,5 @@ func rankDB(t *testing.T) *sql.DB {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-
 	return db
 }
