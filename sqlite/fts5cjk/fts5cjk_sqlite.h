@@ -25,6 +25,7 @@ typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_stmt sqlite3_stmt;
 typedef struct sqlite3_context sqlite3_context;
 typedef struct sqlite3_value sqlite3_value;
+typedef struct sqlite3_blob sqlite3_blob;
 typedef long long int sqlite3_int64;
 
 int sqlite3_auto_extension(void (*xEntryPoint)(void));
@@ -58,6 +59,13 @@ int sqlite3_bind_int64(sqlite3_stmt *pStmt, int iCol, sqlite3_int64 v);
 int sqlite3_reset(sqlite3_stmt *pStmt);
 const void *sqlite3_column_blob(sqlite3_stmt *pStmt, int iCol);
 int sqlite3_column_bytes(sqlite3_stmt *pStmt, int iCol);
+int sqlite3_blob_open(sqlite3 *db, const char *zDb, const char *zTable,
+                      const char *zColumn, sqlite3_int64 iRow, int flags,
+                      sqlite3_blob **ppBlob);
+int sqlite3_blob_reopen(sqlite3_blob *pBlob, sqlite3_int64 iRow);
+int sqlite3_blob_bytes(sqlite3_blob *pBlob);
+int sqlite3_blob_read(sqlite3_blob *pBlob, void *z, int n, int iOffset);
+int sqlite3_blob_close(sqlite3_blob *pBlob);
 void sqlite3_result_double(sqlite3_context *ctx, double d);
 void sqlite3_result_int(sqlite3_context *ctx, int v);
 void sqlite3_result_null(sqlite3_context *ctx);

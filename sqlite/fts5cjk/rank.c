@@ -23,7 +23,8 @@
 ** several times in a row (as in WHERE f(...) < 1e300 ORDER BY f(...),
 ** which evaluates it twice per row and gets the same value twice).
 **
-** sessiondb_bm25(tbl, K, 'name') - name is the FTS5 table's - does better
+** sessiondb_bm25(tbl, K, 'name') - name is the FTS5 table's, in the main
+** schema, with its name_docsize (columnsize=1, the default) - does better
 ** when the query is one phrase (one word, "a quoted phrase", pre*): on its
 ** first row it reads the phrase's rows once (xQueryPhrase, which bm25 runs
 ** anyway to count them), bounds each from its positions, and looks up row
@@ -176,20 +177,37 @@ static int rankByRank(const void *pA, const void *pB){
   return rankByRowid(pA, pB);
 }
 
-/* rankDocsize reads the length in tokens of a row (all columns) from the
-** table's %_docsize, a record of one varint per column. */
-static int rankDocsize(sqlite3_stmt *pStmt, sqlite3_int64 iRowid, int *pnTok){
-  const unsigned char *a;
+/* RankSizes reads row lengths from the table's %_docsize (one record of a
+** varint per column) through one blob handle: opened on the first row,
+** moved to each next one, which skips compiling and stepping a statement
+** for every lookup. */
+typedef struct RankSizes {
+  sqlite3 *db;
+  char *zTable;        /* name_docsize */
+  sqlite3_blob *pBlob; /* 0 until the first lookup */
+} RankSizes;
+
+/* rankDocsize reads the length in tokens of a row (all columns). */
+static int rankDocsize(RankSizes *s, sqlite3_int64 iRowid, int *pnTok){
+  unsigned char aBuf[128];
+  unsigned char *a = aBuf;
   int n, i = 0, rc;
   sqlite3_int64 nTok = 0;
-  sqlite3_bind_int64(pStmt, 1, iRowid);
-  if( sqlite3_step(pStmt) != SQLITE_ROW ){
-    rc = sqlite3_reset(pStmt);
-    return rc == SQLITE_OK ? SQLITE_CORRUPT : rc;
+  if( s->pBlob == 0 ){
+    rc = sqlite3_blob_open(s->db, "main", s->zTable, "sz", iRowid, 0, &s->pBlob);
+  }else{
+    rc = sqlite3_blob_reopen(s->pBlob, iRowid);
   }
-  a = (const unsigned char *)sqlite3_column_blob(pStmt, 0);
-  n = sqlite3_column_bytes(pStmt, 0);
-  while( i < n ){
+  /* A matching row without a length: the index and its docsize disagree. */
+  if( rc == SQLITE_ERROR ) return SQLITE_CORRUPT;
+  if( rc != SQLITE_OK ) return rc;
+  n = sqlite3_blob_bytes(s->pBlob);
+  if( n > (int)sizeof(aBuf) ){
+    a = (unsigned char *)sqlite3_malloc(n);
+    if( a == 0 ) return SQLITE_NOMEM;
+  }
+  rc = sqlite3_blob_read(s->pBlob, a, n, 0);
+  while( rc == SQLITE_OK && i < n ){
     sqlite3_int64 v = 0;
     int j;
     for(j = 0; j < 8 && i < n; j++){
@@ -199,21 +217,20 @@ static int rankDocsize(sqlite3_stmt *pStmt, sqlite3_int64 iRowid, int *pnTok){
     if( j == 8 && i < n ) v = (v << 8) | a[i++];
     nTok += v;
   }
+  if( a != aBuf ) sqlite3_free(a);
   *pnTok = (int)nTok;
-  return sqlite3_reset(pStmt);
+  return rc;
 }
 
 /* rankAhead scores the rows a one-phrase query collected (see the top of
 ** the file) and keeps in p->aRow those whose score can reach the K best. */
 static int rankAhead(RankData *p, RankAhead *a, sqlite3 *db, const char *zTable){
-  sqlite3_stmt *pStmt = 0;
-  char *zSql;
-  int i, m, n = 0, rc;
-  zSql = sqlite3_mprintf("SELECT sz FROM \"%w_docsize\" WHERE id = ?", zTable);
-  if( zSql == 0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
-  sqlite3_free(zSql);
-  if( rc != SQLITE_OK ) return rc;
+  RankSizes sizes;
+  int i, m, n = 0, rc = SQLITE_OK;
+  sizes.db = db;
+  sizes.pBlob = 0;
+  sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
+  if( sizes.zTable == 0 ) return SQLITE_NOMEM;
   for(i = 0; i < a->nRow; i++){
     p->aFreq[0] = (double)a->aRow[i].nFreq;
     a->aRow[i].score = rankScore(p, (double)a->aRow[i].u.nMinLen);
@@ -224,7 +241,7 @@ static int rankAhead(RankData *p, RankAhead *a, sqlite3 *db, const char *zTable)
     RankRow r = a->aRow[0];
     int nTok = 0;
     if( p->nTop == p->k && r.score < p->aTop[0] ) break;
-    rc = rankDocsize(pStmt, r.iRowid, &nTok);
+    rc = rankDocsize(&sizes, r.iRowid, &nTok);
     p->aFreq[0] = (double)r.nFreq;
     r.score = rankScore(p, (double)nTok);
     rankKeep(p, r.score);
@@ -232,7 +249,8 @@ static int rankAhead(RankData *p, RankAhead *a, sqlite3 *db, const char *zTable)
     a->aRow[m - 1] = r;
     rankSiftDown(a->aRow, m - 1, 0);
   }
-  sqlite3_finalize(pStmt);
+  sqlite3_blob_close(sizes.pBlob);
+  sqlite3_free(sizes.zTable);
   if( rc != SQLITE_OK ) return rc;
   /* rows [m, nRow) are scored; keep those reaching the K-th best */
   for(i = m; i < a->nRow; i++){

@@ -4,12 +4,15 @@ package fts5cjk_test
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
 )
 
 // TestRankContract checks sessiondb_bm25(t, K) and sessiondb_bm25(t, K,
@@ -146,4 +149,40 @@ func rankDB(t *testing.T) *sql.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// TestRankMissingLength: when a matching row's length is missing from
+// t_docsize (the index out of step with its lengths), the read-ahead fails
+// as corrupt instead of ranking with a made-up length.
+func TestRankMissingLength(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(a, tokenize='cjk_unicode61')`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 50; i++ {
+		if _, err := db.Exec(`INSERT INTO t(rowid, a) VALUES (?, ?)`, i, "alpha"+strings.Repeat(" filler", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	query := func() error {
+		rows, err := db.Query(`SELECT rowid FROM t WHERE t MATCH 'alpha' AND sessiondb_bm25(t, 5, 't') < 1e300`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+		}
+		return rows.Err()
+	}
+	if err := query(); err != nil {
+		t.Fatal(err)
+	}
+	// Row 1, the shortest, has the best bound: its length is read first.
+	if _, err := db.Exec(`DELETE FROM t_docsize WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	var se sqlite3.Error
+	if err := query(); !errors.As(err, &se) || se.Code != sqlite3.ErrCorrupt {
+		t.Fatalf("query with a length missing: %v; want SQLITE_CORRUPT", err)
+	}
 }
