@@ -166,21 +166,29 @@ func (db *DB) commitGroup(ctx context.Context, g *groupCommit, want int) []*appe
 // INSERT itself fail (SQLite undoes just that statement), the requests are
 // appended one at a time so that only the bad one fails.
 func (db *DB) appendChunk(ctx context.Context, tx *sql.Tx, reqs []*appendReq) error {
+	type session struct {
+		refusal         error // why it cannot take messages, or nil
+		messages, calls int   // what the chunk adds to its counters
+	}
+	var order []string // sessions in order of first appearance
+	sessions := map[string]*session{}
 	var ok []*appendReq
-	refusal := map[string]error{} // per session: why it cannot take messages, or nil
 	for _, req := range reqs {
 		req.id, req.err = 0, nil
-		err, checked := refusal[req.sessionID]
-		if !checked {
-			err = appendable(ctx, tx, req.sessionID)
-			refusal[req.sessionID] = err
+		s := sessions[req.sessionID]
+		if s == nil {
+			s = &session{refusal: appendable(ctx, tx, req.sessionID)}
+			sessions[req.sessionID] = s
+			order = append(order, req.sessionID)
 		}
-		if err != nil {
-			if !db.failAlone(req, err) {
-				return err
+		if s.refusal != nil {
+			if !db.failAlone(req, s.refusal) {
+				return s.refusal
 			}
 			continue
 		}
+		s.messages++
+		s.calls += req.r.countedCalls()
 		ok = append(ok, req)
 	}
 	if len(ok) == 0 {
@@ -193,28 +201,19 @@ func (db *DB) appendChunk(ctx context.Context, tx *sql.Tx, reqs []*appendReq) er
 	}
 	first, err := insertMessages(ctx, tx, sessionIDs, rows)
 	if err != nil {
-		if isBusy(err) || isFTSCorrupt(err) {
-			return err // the whole group is retried or repaired
+		if groupWide(err) {
+			return err
 		}
 		return db.appendEach(ctx, tx, ok)
 	}
-	type counts struct{ messages, calls int }
-	var sessions []string // in order of first appearance
-	added := map[string]*counts{}
 	for i, req := range ok {
 		req.id = first + int64(i)
-		c := added[req.sessionID]
-		if c == nil {
-			c = &counts{}
-			added[req.sessionID] = c
-			sessions = append(sessions, req.sessionID)
-		}
-		c.messages++
-		c.calls += req.r.countedCalls()
 	}
-	for _, id := range sessions {
-		if err := bumpCounters(ctx, tx, id, added[id].messages, added[id].calls); err != nil {
-			return err
+	for _, id := range order {
+		if s := sessions[id]; s.messages > 0 {
+			if err := bumpCounters(ctx, tx, id, s.messages, s.calls); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -248,12 +247,18 @@ func (db *DB) appendEach(ctx context.Context, tx *sql.Tx, reqs []*appendReq) err
 }
 
 // failAlone records err as req's own failure and reports true, unless err
-// concerns the whole transaction (a busy database or a damaged index: the
-// group is retried or repaired).
+// concerns the whole group.
 func (db *DB) failAlone(req *appendReq, err error) bool {
-	if isBusy(err) || isFTSCorrupt(err) {
+	if groupWide(err) {
 		return false
 	}
 	req.err = db.mapErr(fmt.Sprintf("append message to %q", req.sessionID), err)
 	return true
+}
+
+// groupWide reports whether err concerns the whole transaction: a busy
+// database (the group is retried) or a damaged index (repaired, then
+// retried).
+func groupWide(err error) bool {
+	return isBusy(err) || isFTSCorrupt(err)
 }

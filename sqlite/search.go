@@ -352,21 +352,18 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	}
 	want := s.o.Offset + s.o.Limit
 	k := want + rankSlack
-	snippet := snippetSQL(table)
-	var stmt string
-	var args []any
 	one := onePhrase.MatchString(q)
 	pageSnippets = pageSnippets && one
+	snippet := snippetSQL(table)
+	if pageSnippets {
+		place := fmt.Sprintf("IFNULL(sessiondb_bm25(%s, %d, '%s', 'place'), %d)", table, k, table, s.o.Offset)
+		snippet = fmt.Sprintf("CASE WHEN %s BETWEEN %d AND %d THEN %s END", place, s.o.Offset, want-1, snippet)
+	}
+	stmt, args := s.matchSQL(table, snippet, q, false)
 	if one {
 		score := fmt.Sprintf("sessiondb_bm25(%s, %d, '%s')", table, k, table)
-		if pageSnippets {
-			place := fmt.Sprintf("IFNULL(sessiondb_bm25(%s, %d, '%s', 'place'), %d)", table, k, table, s.o.Offset)
-			snippet = fmt.Sprintf("CASE WHEN %s BETWEEN %d AND %d THEN %s END", place, s.o.Offset, want-1, snippet)
-		}
-		stmt, args = s.matchSQL(table, snippet, q, false)
 		stmt += " AND " + score + " < 1e300 ORDER BY " + score
 	} else {
-		stmt, args = s.matchSQL(table, snippet, q, false)
 		stmt += " AND " + table + ".rank MATCH ? ORDER BY rank"
 		args = append(args, fmt.Sprintf("sessiondb_bm25(%d, '%s')", k, table))
 	}
