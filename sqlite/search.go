@@ -282,9 +282,11 @@ func (s *searcher) match(ctx context.Context, table, q string) ([]sessiondb.Sear
 	return hits, err
 }
 
-// snippetSQL is a hit's snippet of table.
+// snippetSQL is a hit's snippet of table: what FTS5's snippet(table, -1,
+// '>>>', '<<<', '...', 40) returns, made by fts5cjk's sessiondb_snippet,
+// which tokenizes the row's text once instead of twice.
 func snippetSQL(table string) string {
-	return "snippet(" + table + ", -1, '>>>', '<<<', '...', 40)"
+	return "sessiondb_snippet(" + table + ", -1, '>>>', '<<<', '...', 40)"
 }
 
 // matchSQL selects the hit columns of the rows of table matching q, with

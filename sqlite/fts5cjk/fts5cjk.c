@@ -26,12 +26,17 @@
 typedef struct CjkTokenizer {
   fts5_tokenizer inner;
   Fts5Tokenizer *pInner;
+  int bFast;  /* created without arguments: cjkTokenize may skip unicode61 */
 } CjkTokenizer;
 
-/* Passed through unicode61's xTokenize to cjkToken(): the real consumer. */
+/* Passed through unicode61's xTokenize to cjkToken(): the real consumer.
+** iBase is added to the offsets unicode61 reports (it may be given a
+** slice of the text). */
 typedef struct CjkCtx {
   void *pCtx;
   int (*xToken)(void *, int, const char *, int, int, int);
+  int iBase;
+  int rcStop;  /* what the consumer returned to stop the tokenizer, or 0 */
 } CjkCtx;
 
 /* Hangul, CJK ideographs and Japanese kana; CJK punctuation is excluded. */
@@ -91,13 +96,16 @@ static int cjkEmit(CjkCtx *p, int tflags, const char *pTok, int a, int b,
   return p->xToken(p->pCtx, tflags, pTok + a, b - a, s, e);
 }
 
-/* xToken callback given to unicode61: re-splits each token it emits. */
-static int cjkToken(void *pCtx, int tflags, const char *pToken, int nToken,
+/* cjkSplit re-splits a token of unicode61 (see the top of the file). */
+static int cjkSplit(void *pCtx, int tflags, const char *pToken, int nToken,
                     int iStart, int iEnd){
   CjkCtx *p = (CjkCtx *)pCtx;
   const unsigned char *z = (const unsigned char *)pToken;
   unsigned int c;
   int i = 0, n, rc = SQLITE_OK;
+
+  iStart += p->iBase;
+  iEnd += p->iBase;
 
   /* Common case: no CJK at all -> forward the token exactly as received. */
   while( i < nToken ){
@@ -138,6 +146,16 @@ static int cjkToken(void *pCtx, int tflags, const char *pToken, int nToken,
   return rc;
 }
 
+/* xToken callback given to unicode61. unicode61 ends early, returning
+** SQLITE_OK, when the consumer returns SQLITE_DONE; rcStop keeps that
+** known to cjkTokenize, which may have more of the text to go. */
+static int cjkToken(void *pCtx, int tflags, const char *pToken, int nToken,
+                    int iStart, int iEnd){
+  int rc = cjkSplit(pCtx, tflags, pToken, nToken, iStart, iEnd);
+  if( rc != SQLITE_OK ) ((CjkCtx *)pCtx)->rcStop = rc;
+  return rc;
+}
+
 /* xCreate: pUserData is the connection's fts5_api (see cjkAutoInit). */
 static int cjkCreate(void *pUserData, const char **azArg, int nArg,
                      Fts5Tokenizer **ppOut){
@@ -159,6 +177,7 @@ static int cjkCreate(void *pUserData, const char **azArg, int nArg,
     sqlite3_free(p);
     return rc;
   }
+  p->bFast = nArg == 0;
   *ppOut = (Fts5Tokenizer *)p;
   return SQLITE_OK;
 }
@@ -170,14 +189,116 @@ static void cjkDelete(Fts5Tokenizer *pTok){
   sqlite3_free(p);
 }
 
+/*
+** The plain-CJK shortcut. unicode61 (with its default options) keeps each
+** code point below as a token character of its own bytes (no case, no
+** diacritic to fold), and always breaks tokens at the code points of
+** cjkIsBreak. So a run of plain CJK code points with a break (or the end
+** of the text) on each side is exactly one unicode61 token, whose bigrams
+** cjkToken can make straight from the text, while the rest of the text goes
+** through unicode61 in slices that start and end at such runs. The token
+** stream is the same; for CJK text most of the per-character work of
+** unicode61 (category, case folding, diacritics: three table searches) is
+** skipped. TestPlainRanges checks both lists against unicode61 code point
+** by code point, and TestTokensShortcut the streams on random text.
+*/
+static int cjkIsPlain(unsigned int c){
+  return (c >= 0x4E00 && c <= 0x9FFF)     /* CJK unified ideographs */
+      || (c >= 0x3400 && c <= 0x4DBF)     /* CJK extension A */
+      || (c >= 0xAC00 && c <= 0xD7A3)     /* Hangul syllables */
+      || (c >= 0x3041 && c <= 0x3096)     /* Hiragana letters */
+      || (c >= 0x30A1 && c <= 0x30FA);    /* Katakana letters */
+}
+
+static int cjkIsBreak(unsigned int c){
+  if( c < 0x80 ){
+    return !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+  }
+  return (c >= 0x3000 && c <= 0x3004)     /* ideographic space, 、。〃〄 */
+      || (c >= 0x3008 && c <= 0x3011)     /* CJK brackets */
+      || (c >= 0x3014 && c <= 0x301F)
+      || (c >= 0xFF01 && c <= 0xFF0F)     /* fullwidth punctuation */
+      || (c >= 0xFF1A && c <= 0xFF20)
+      || (c >= 0xFF3B && c <= 0xFF40)
+      || (c >= 0xFF5B && c <= 0xFF65);
+}
+
+/* Exported for the tests of the two lists. */
+int fts5cjk_is_plain(unsigned int c){ return cjkIsPlain(c); }
+int fts5cjk_is_break(unsigned int c){ return cjkIsBreak(c); }
+
+/* cjkChar3 decodes a well-formed 3-byte UTF-8 sequence at z[i] that the
+** next byte (if any) does not continue (unicode61 would take it into the
+** code point), into *pc; returns 0 for anything else. */
+static int cjkChar3(const unsigned char *z, int n, int i, unsigned int *pc){
+  if( i + 3 > n || (z[i] & 0xF0) != 0xE0 || (z[i + 1] & 0xC0) != 0x80
+   || (z[i + 2] & 0xC0) != 0x80 || (i + 3 < n && (z[i + 3] & 0xC0) == 0x80) ){
+    return 0;
+  }
+  *pc = ((z[i] & 0x0F) << 12) | ((z[i + 1] & 0x3F) << 6) | (z[i + 2] & 0x3F);
+  return 1;
+}
+
+/* cjkBreakAt reports whether a break code point starts at z[i]. */
+static int cjkBreakAt(const unsigned char *z, int n, int i){
+  unsigned int c;
+  if( z[i] < 0x80 ) return cjkIsBreak(z[i]);
+  return cjkChar3(z, n, i, &c) && cjkIsBreak(c);
+}
+
+/* cjkSlice tokenizes text[iFrom, iTo) with unicode61. */
+static int cjkSlice(CjkTokenizer *p, CjkCtx *pCtx, int flags, const char *pText,
+                    int iFrom, int iTo){
+  if( iTo <= iFrom ) return SQLITE_OK;
+  pCtx->iBase = iFrom;
+  return p->inner.xTokenize(p->pInner, pCtx, flags, pText + iFrom, iTo - iFrom, cjkToken);
+}
+
 static int cjkTokenize(Fts5Tokenizer *pTok, void *pCtx, int flags,
                        const char *pText, int nText,
                        int (*xToken)(void *, int, const char *, int, int, int)){
   CjkTokenizer *p = (CjkTokenizer *)pTok;
+  const unsigned char *z = (const unsigned char *)pText;
   CjkCtx ctx;
+  int i = 0, iSlice = 0, bAfterBreak = 1, rc = SQLITE_OK;
   ctx.pCtx = pCtx;
   ctx.xToken = xToken;
-  return p->inner.xTokenize(p->pInner, &ctx, flags, pText, nText, cjkToken);
+  ctx.iBase = 0;
+  ctx.rcStop = SQLITE_OK;
+  if( !p->bFast ){
+    return p->inner.xTokenize(p->pInner, &ctx, flags, pText, nText, cjkToken);
+  }
+  while( i < nText && rc == SQLITE_OK && ctx.rcStop == SQLITE_OK ){
+    unsigned int c;
+    int j;
+    if( bAfterBreak && cjkChar3(z, nText, i, &c) && cjkIsPlain(c) ){
+      for(j = i + 3; j < nText && cjkChar3(z, nText, j, &c) && cjkIsPlain(c); j += 3){}
+      if( j == nText || cjkBreakAt(z, nText, j) ){
+        rc = cjkSlice(p, &ctx, flags, pText, iSlice, i);
+        if( rc == SQLITE_OK && ctx.rcStop == SQLITE_OK ){
+          ctx.iBase = 0;
+          rc = cjkToken(&ctx, 0, pText + i, j - i, i, j);
+        }
+        iSlice = j;
+      }
+      i = j;  /* a break follows (the next turn sees it), or the run goes
+              ** on in a longer unicode61 token */
+      bAfterBreak = 0;
+    }else if( z[i] < 0x80 ){
+      bAfterBreak = cjkIsBreak(z[i]);
+      i++;
+    }else if( cjkChar3(z, nText, i, &c) ){
+      bAfterBreak = cjkIsBreak(c);
+      i += 3;
+    }else{
+      bAfterBreak = 0;
+      i++;
+    }
+  }
+  if( rc == SQLITE_OK && ctx.rcStop == SQLITE_OK ){
+    rc = cjkSlice(p, &ctx, flags, pText, iSlice, nText);
+  }
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;  /* as unicode61 does */
 }
 
 static fts5_tokenizer cjkMethods = { cjkCreate, cjkDelete, cjkTokenize };
@@ -238,6 +359,7 @@ static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
   if( pApi == 0 ) return SQLITE_OK;  /* no FTS5: the Go store reports it */
   rc = pApi->xCreateTokenizer(pApi, "cjk_unicode61", pApi, &cjkMethods, 0);
   if( rc == SQLITE_OK ) rc = fts5cjk_register_rank(pApi);
+  if( rc == SQLITE_OK ) rc = fts5cjk_register_snippet(pApi);
   return rc;
 }
 

@@ -109,6 +109,12 @@ func Tokens(text string, args ...string) ([]Token, error) {
 	return toks, nil
 }
 
+// shortcutLists reports whether r is in the plain-CJK or the break list
+// of cjk_unicode61's shortcut (fts5cjk.c). A test aid.
+func shortcutLists(r rune) (plain, brk bool) {
+	return C.fts5cjk_is_plain(C.uint(r)) != 0, C.fts5cjk_is_break(C.uint(r)) != 0
+}
+
 // IsCJK reports whether cjk_unicode61 splits r into bigrams: Hangul,
 // CJK ideographs and Japanese kana (CJK punctuation is not).
 func IsCJK(r rune) bool {

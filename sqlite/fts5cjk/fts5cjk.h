@@ -10,6 +10,13 @@ int fts5cjk_auto_register(void);
 /* Registers the auxiliary function sessiondb_bm25 (rank.c). */
 int fts5cjk_register_rank(struct fts5_api *pApi);
 
+/* Registers the auxiliary function sessiondb_snippet (snippet.c). */
+int fts5cjk_register_snippet(struct fts5_api *pApi);
+
+/* Test aids: the code point lists of cjk_unicode61's plain-CJK shortcut. */
+int fts5cjk_is_plain(unsigned int c);
+int fts5cjk_is_break(unsigned int c);
+
 /* One token collected by fts5cjk_tokens(): bytes text[off, off+len). */
 typedef struct fts5cjk_token {
   int off, len;     /* slice of fts5cjk_buf.text holding the token bytes */

@@ -70,6 +70,8 @@ void sqlite3_result_double(sqlite3_context *ctx, double d);
 void sqlite3_result_int(sqlite3_context *ctx, int v);
 void sqlite3_result_null(sqlite3_context *ctx);
 void sqlite3_result_error_code(sqlite3_context *ctx, int rc);
+void sqlite3_result_text(sqlite3_context *ctx, const char *z, int n,
+                         void (*xDel)(void *));
 
 /* FTS5 tokenizer API, version 1 (fts5.h). */
 typedef struct Fts5Tokenizer Fts5Tokenizer; /* opaque per-instance state */

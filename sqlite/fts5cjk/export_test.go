@@ -1,0 +1,4 @@
+package fts5cjk
+
+// ShortcutLists exposes the shortcut's code point lists to the tests.
+var ShortcutLists = shortcutLists

@@ -1,0 +1,145 @@
+//go:build sqlite_fts5 || fts5
+
+package fts5cjk_test
+
+import (
+	"database/sql"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// snippetDB fills table t (columns a, b, c; tokenizer tok) with n random
+// rows built to exercise snippet(): sentences ending in '.' or ':' before
+// spaces, tabs and newlines, repeated and adjacent terms, CJK runs, NUL
+// bytes, empty and NULL columns, texts far longer than a fragment.
+func snippetDB(t *testing.T, tok string, n int, seed int64) *sql.DB {
+	t.Helper()
+	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(a, b, c, tokenize='` + tok + `')`); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima 项目 数据库 大别山项目 東京の天気 서울 Ünïcode ÉCOLE")
+	seps := []string{" ", " ", " ", "  ", ". ", ": ", ".\n", ":\t", "\r\n", ".\r", ".", ", ", " - ", "\x00", "。", "!"}
+	text := func(n int) string {
+		var b strings.Builder
+		if rng.Intn(5) == 0 {
+			b.WriteString(seps[rng.Intn(len(seps))]) // text before the first token
+		}
+		for i := range n {
+			if i > 0 {
+				b.WriteString(seps[rng.Intn(len(seps))])
+			}
+			b.WriteString(words[int(float64(len(words))*rng.Float64()*rng.Float64())])
+		}
+		return b.String()
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		cols := make([]any, 3)
+		for j := range cols {
+			switch r := rng.Intn(10); {
+			case r == 0:
+				cols[j] = nil
+			case r == 1:
+				cols[j] = ""
+			case r < 4:
+				cols[j] = text(1 + rng.Intn(6))
+			case r < 9:
+				cols[j] = text(1 + rng.Intn(60))
+			default:
+				cols[j] = text(100 + rng.Intn(400))
+			}
+		}
+		if _, err := tx.Exec(`INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)`, i, cols[0], cols[1], cols[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// snippets returns every matching row's value of call, in rowid order, or
+// the error.
+func snippets(db *sql.DB, call, q string, args ...any) ([]string, error) {
+	rows, err := db.Query(`SELECT rowid, `+call+` FROM t WHERE t MATCH ? ORDER BY rowid`, append(args, q)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id int64
+		var s sql.NullString
+		if err := rows.Scan(&id, &s); err != nil {
+			return nil, err
+		}
+		v := "NULL"
+		if s.Valid {
+			v = fmt.Sprintf("%q", s.String)
+		}
+		out = append(out, fmt.Sprintf("%d:%s", id, v))
+	}
+	return out, rows.Err()
+}
+
+// TestSnippetEqualsFTS5 checks sessiondb_snippet against FTS5's own
+// snippet() on every matching row, for each tokenizer the store uses,
+// every column choice, fragment sizes from none to past the cap of 64, and
+// queries of one or several phrases, prefixes, column filters and NEAR.
+func TestSnippetEqualsFTS5(t *testing.T) {
+	queries := []string{"alpha", "juliet", "项目", "数据库", `"alpha bravo"`, `"bravo alpha"`, "ind*", "al*",
+		"b:golf", "{a c}:hotel", "alpha OR juliet", "alpha NOT bravo", "golf hotel", "NEAR(alpha kilo, 3)",
+		"ecole", "东京", "서울", "nomatch", `"alpha alpha"`, "lima AND 项目"}
+	type params struct {
+		col                   int
+		open, close, ellipsis any
+		tokens                int
+	}
+	var ps []params
+	for _, col := range []int{-1, 0, 2, 5} {
+		for _, n := range []int{-3, 0, 1, 5, 40, 64, 200} {
+			ps = append(ps, params{col, ">>>", "<<<", "...", n})
+		}
+	}
+	ps = append(ps, params{-1, nil, "", nil, 7}, params{-1, "[", "]", "…", 3}, params{0, "\x00x", "y", "\x00", 4})
+	for _, tok := range []string{"cjk_unicode61", "unicode61 remove_diacritics 2", "trigram"} {
+		t.Run(tok, func(t *testing.T) {
+			db := snippetDB(t, tok, 300, 5)
+			compared := 0
+			for _, q := range queries {
+				for _, p := range ps {
+					args := []any{p.col, p.open, p.close, p.ellipsis, p.tokens}
+					want, werr := snippets(db, "snippet(t, ?, ?, ?, ?, ?)", q, args...)
+					got, gerr := snippets(db, "sessiondb_snippet(t, ?, ?, ?, ?, ?)", q, args...)
+					if (werr == nil) != (gerr == nil) {
+						t.Fatalf("MATCH %s %v: snippet() error %v, sessiondb_snippet error %v", q, p, werr, gerr)
+					}
+					if werr != nil {
+						continue // e.g. a column filter the tokenizer cannot take
+					}
+					if len(want) != len(got) {
+						t.Fatalf("MATCH %s %v: %d rows, want %d", q, p, len(got), len(want))
+					}
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("MATCH %s %v:\n got %s\nwant %s", q, p, got[i], want[i])
+						}
+					}
+					compared += len(want)
+				}
+			}
+			if compared < 1000 {
+				t.Fatalf("only %d snippets compared: the data no longer exercises the function", compared)
+			}
+		})
+	}
+}
