@@ -16,7 +16,9 @@
 // per-row cost for the others, which it ranks last. Given the table's name
 // as well, sessiondb_bm25(K, 'name'), a one-phrase query looks up the
 // lengths of only about K rows, and sessiondb_bm25(K, 'name', 'place') tells
-// each of the K best rows its place in rank order.
+// each of the K best rows its place in rank order. And it registers
+// sessiondb_snippet (snippet.c), which returns what FTS5's snippet() does
+// for the same arguments while tokenizing less.
 //
 // The tokenizer is written in C and registered on every SQLite connection of
 // the process through sqlite3_auto_extension, using the SQLite amalgamation

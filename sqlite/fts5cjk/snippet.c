@@ -182,8 +182,8 @@ static void snipAppend(SnipOut *o, const char *z, int n){
   o->z[o->n] = 0;
 }
 
-/* SnipRun walks the coalesced instances of one column: overlapping or
-** adjacent-by-overlap instances form one run [iStart, iEnd]. */
+/* SnipRun walks the instances of one column, overlapping ones joined into
+** one run [iStart, iEnd] (they are highlighted as one). */
 typedef struct SnipRun {
   const SnipInst *a;
   int nInst, iInst, iCol;
