@@ -21,6 +21,7 @@ import (
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
+	"github.com/sessiondb/sessiondb/sqlite/walbuf"
 )
 
 // Write patience budgets, as in Hermes: how long a write keeps retrying while
@@ -130,12 +131,18 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 
 	db := &DB{path: abs, now: opts.Now, patience: opts.WritePatience, quarantined: moved}
-	db.write, err = sql.Open(driverName, dsn(abs, url.Values{
+	params := url.Values{
 		"_busy_timeout": {fmt.Sprint(writerBusyTimeout)},
 		"_foreign_keys": {"on"},
 		"_synchronous":  {syncMode},
 		"_txlock":       {"immediate"},
-	}))
+	}
+	if syncMode == "FULL" {
+		// Every commit syncs the WAL, so its writes can be gathered until
+		// then (see package walbuf).
+		params.Set("vfs", walbuf.Name)
+	}
+	db.write, err = sql.Open(driverName, dsn(abs, params))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", abs, err)
 	}
@@ -221,6 +228,7 @@ const driverName = "sessiondb_sqlite3"
 
 func init() {
 	fts5cjk.Register()
+	walbuf.Register()
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		_, err := c.Exec("SELECT sessiondb_stable_plans(1)", nil)
 		return err
