@@ -227,8 +227,8 @@ func (db *DB) Close() error {
 const driverName = "sessiondb_sqlite3"
 
 func init() {
+	walbuf.Register() // first: it configures SQLite before it initializes
 	fts5cjk.Register()
-	walbuf.Register()
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		_, err := c.Exec("SELECT sessiondb_stable_plans(1)", nil)
 		return err

@@ -3,6 +3,8 @@ package sqlite_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -126,5 +128,39 @@ func BenchmarkAppend(b *testing.B) {
 			wg.Wait()
 			b.ReportMetric(float64(per*writers)/b.Elapsed().Seconds(), "appends/s")
 		})
+	}
+}
+
+// TestStatementJournalInMemory: a statement with a trigger that changes
+// about 1 MB of existing pages inside a WAL transaction (as a group
+// commit's INSERT does) keeps its statement journal in memory: the process raised SQLite's
+// spill threshold (package walbuf) before SQLite initialized. With the
+// default of 64 KiB the journal would be a temporary file, open until the
+// transaction ends.
+func TestStatementJournalInMemory(t *testing.T) {
+	MustOpen(t) // the store's package is initialized, as in the program
+	db := rawDB(t, filepath.Join(t.TempDir(), "j.db"))
+	db.SetMaxOpenConns(1)
+	for _, s := range []string{
+		"PRAGMA journal_mode=WAL",
+		"CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER, b BLOB CHECK (length(b) > 0))",
+		"CREATE TRIGGER t_count AFTER UPDATE ON t BEGIN UPDATE t SET n = 1 WHERE id = NEW.id; END",
+		"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i < 300) INSERT INTO t(b) SELECT randomblob(3000) FROM s",
+		"BEGIN",
+		"UPDATE t SET b = randomblob(3000)",
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	defer db.Exec("ROLLBACK")
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && strings.Contains(target, "(deleted)") {
+			t.Fatalf("fd %s is a temporary file (%s): the statement journal spilled to disk", fd.Name(), target)
+		}
 	}
 }

@@ -241,6 +241,10 @@ static int wbOpen(sqlite3_vfs *pVfs, sqlite3_filename zName, sqlite3_file *pFile
 
 static sqlite3_vfs wbVfs;
 
+int walbuf_stmt_spill(int nByte){
+  return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, nByte);
+}
+
 int walbuf_register(void){
   wbParent = sqlite3_vfs_find(0);
   if( wbParent == 0 ) return SQLITE_ERROR;

@@ -1,8 +1,10 @@
-// Package walbuf registers the SQLite VFS "sessiondb_walbuf": the default
-// VFS, except that the writes SQLite makes to a WAL file during a commit
-// (two per page: the frame header, then the page) reach the file as one
-// write. See walbuf.c for when the gathered bytes are written out and why
-// it is only for connections with synchronous=FULL.
+// Package walbuf saves the store's writer system calls. It registers the
+// SQLite VFS "sessiondb_walbuf": the default VFS, except that the writes
+// SQLite makes to a WAL file during a commit (two per page: the frame
+// header, then the page) reach the file as one write (see walbuf.c for
+// when the gathered bytes are written out, and why it is only for
+// connections with synchronous=FULL). And it keeps statement journals of
+// up to 4 MiB in memory instead of temporary files.
 package walbuf
 
 /*
@@ -24,10 +26,22 @@ const Name = "sessiondb_walbuf"
 
 var once sync.Once
 
-// Register registers the VFS; calling it again does nothing. It panics if
-// SQLite has no default VFS of version 3 (it always has on Unix).
+// stmtSpill is how large a statement journal grows in memory before SQLite
+// moves it to a temporary file (SQLite's default: 64 KiB). A group commit
+// inserts its messages with one statement, which records the original of
+// every page it changes in the statement journal (to undo just that
+// statement on error): for a group of 8 messages that passes 64 KiB, and
+// every group then created, wrote and deleted a file in /var/tmp.
+const stmtSpill = 4 << 20
+
+// Register registers the VFS; calling it again does nothing. Called before
+// anything else in the process initializes SQLite, it also raises the
+// statement journal's in-memory size (a process-wide setting) to 4 MiB;
+// later it leaves it alone. It panics if SQLite has no default VFS of
+// version 3 (it always has on Unix).
 func Register() {
 	once.Do(func() {
+		C.walbuf_stmt_spill(stmtSpill) // SQLITE_MISUSE once initialized: keep the default
 		if rc := C.walbuf_register(); rc != 0 {
 			panic(fmt.Sprintf("walbuf: register VFS: %s (code %d)", C.GoString(C.sqlite3_errstr(rc)), int(rc)))
 		}

@@ -9,6 +9,7 @@
 #define SQLITE_OK        0
 #define SQLITE_ERROR     1
 #define SQLITE_OPEN_WAL  0x00080000
+#define SQLITE_CONFIG_STMTJRNL_SPILL 26
 
 typedef long long int sqlite3_int64;
 typedef const char *sqlite3_filename;
@@ -70,12 +71,17 @@ struct sqlite3_vfs {
   const char *(*xNextSystemCall)(sqlite3_vfs *, const char *zName);
 };
 
+int sqlite3_config(int, ...);
 sqlite3_vfs *sqlite3_vfs_find(const char *zVfsName);
 int sqlite3_vfs_register(sqlite3_vfs *, int makeDflt);
 sqlite3_file *sqlite3_database_file_object(const char *);
 void *sqlite3_realloc64(void *, unsigned long long);
 void sqlite3_free(void *);
 const char *sqlite3_errstr(int);
+
+/* Sets how large a statement journal grows in memory before it goes to a
+** temporary file (sqlite3_config: only before SQLite initializes). */
+int walbuf_stmt_spill(int nByte);
 
 /* Registers the VFS "sessiondb_walbuf" (not as the default). */
 int walbuf_register(void);
