@@ -121,7 +121,7 @@ func TestTokensConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-func openDB(t *testing.T, path string) *sql.DB {
+func openDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite3", path)
 	if err != nil {
