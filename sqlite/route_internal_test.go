@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,5 +161,62 @@ func TestStablePlans(t *testing.T) {
 		if on != c.want {
 			t.Errorf("%s: stable plans = %d, want %d", c.name, on, c.want)
 		}
+	}
+}
+
+// TestSnippetTexts: the column texts search hands sessiondb_snippet are the
+// ones each index's content view gives, so every snippet equals FTS5's own
+// snippet() of the row: tool rows past the word index's 8,192-character
+// prefix, tool names and calls, CJK and Latin, every index of the current
+// layout.
+func TestSnippetTexts(t *testing.T) {
+	ctx := context.Background()
+	db := searchDB(t, "needle in the first message. 项目 needle", "项目管理 and the needle: 项目")
+	// The word index holds a tool row's first 8,192 characters: here a
+	// match near their end, so that the fragment runs to the end of what
+	// was indexed, and text past it that must not show.
+	long := strings.Repeat("filler words here ", 452) + "needle 项目 tail of the indexed part" + strings.Repeat(" beyond", 40)
+	msgs := []sessiondb.NewMessage{
+		{SessionID: "s", Role: "assistant", Content: "calling needle", ToolName: "needle_helper",
+			ToolCalls: json.RawMessage(`[{"id":"c1","type":"function","function":{"name":"needle_tool","arguments":"{\"q\":\"needle 项目\"}"}}]`)},
+		{SessionID: "s", Role: "tool", ToolName: "needle_tool", ToolCallID: "c1", Content: long},
+		{SessionID: "s", Role: "user", Content: "东京的项目 needle"},
+	}
+	for _, m := range msgs {
+		if _, err := db.AppendMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &searcher{db: db}
+	compared := 0
+	for table, queries := range map[string][]string{
+		"messages_fts":         {"needle", "beyond", "项目", "needle_tool", "filler"},
+		"messages_fts_cjk":     {`"项目"`, "needle", `"项目管理"`},
+		"messages_fts_trigram": {`"项目管"`, `"needle"`, `"helper"`},
+	} {
+		for _, q := range queries {
+			rows, err := db.read.QueryContext(ctx, "SELECT m.id, snippet("+table+", -1, '>>>', '<<<', '...', 40), "+
+				s.snippetSQL(table)+" FROM "+table+" JOIN messages m ON m.id = "+table+".rowid WHERE "+table+" MATCH ?", q)
+			if err != nil {
+				t.Fatalf("%s MATCH %s: %v", table, q, err)
+			}
+			for rows.Next() {
+				var id int64
+				var want, got sql.NullString
+				if err := rows.Scan(&id, &want, &got); err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Errorf("%s MATCH %s, message %d:\n got %q\nwant %q", table, q, id, got.String, want.String)
+				}
+				compared++
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if compared < 15 {
+		t.Fatalf("only %d snippets compared", compared)
 	}
 }

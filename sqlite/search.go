@@ -282,11 +282,27 @@ func (s *searcher) match(ctx context.Context, table, q string) ([]sessiondb.Sear
 	return hits, err
 }
 
+// snippetTexts are, for each index of the current layout, the texts its
+// content view (schema/*.sql) gives for a row, as expressions over the
+// hit's message row m. TestSnippetTexts checks them against the views.
+var snippetTexts = map[string]string{
+	"messages_fts":         "CASE WHEN m.role = 'tool' THEN substr(COALESCE(m.content, ''), 1, 8192) ELSE m.content END, m.tool_name, m.tool_calls",
+	"messages_fts_cjk":     "m.content, m.tool_name, m.tool_calls",
+	"messages_fts_trigram": "m.content, m.tool_name",
+}
+
 // snippetSQL is a hit's snippet of table: what FTS5's snippet(table, -1,
 // '>>>', '<<<', '...', 40) returns, made by fts5cjk's sessiondb_snippet,
-// which tokenizes the row's text once instead of twice.
-func snippetSQL(table string) string {
-	return "sessiondb_snippet(" + table + ", -1, '>>>', '<<<', '...', 40)"
+// which tokenizes the row's text once instead of twice. On the current
+// layout it is handed the row's texts from the message row the search
+// joins, instead of FTS5 reading them again through the content view (a
+// query per row). The legacy layout's indexes keep their own text.
+func (s *searcher) snippetSQL(table string) string {
+	texts := ""
+	if t, ok := snippetTexts[table]; ok && !s.db.legacy() {
+		texts = ", " + t
+	}
+	return "sessiondb_snippet(" + table + ", -1, '>>>', '<<<', '...', 40" + texts + ")"
 }
 
 // matchSQL selects the hit columns of the rows of table matching q, with
@@ -312,7 +328,7 @@ func (s *searcher) matchExact(ctx context.Context, table, q string) ([]sessiondb
 	case "oldest":
 		order = " ORDER BY m.timestamp ASC, rank"
 	}
-	stmt, args := s.matchSQL(table, snippetSQL(table), q, true)
+	stmt, args := s.matchSQL(table, s.snippetSQL(table), q, true)
 	return s.query(ctx, stmt+order+" LIMIT ? OFFSET ?", append(args, s.o.Limit, s.o.Offset)...)
 }
 
@@ -356,7 +372,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	k := want + rankSlack
 	one := onePhrase.MatchString(q)
 	pageSnippets = pageSnippets && one
-	snippet := snippetSQL(table)
+	snippet := s.snippetSQL(table)
 	if pageSnippets {
 		place := fmt.Sprintf("IFNULL(sessiondb_bm25(%s, %d, '%s', 'place'), %d)", table, k, table, s.o.Offset)
 		snippet = fmt.Sprintf("CASE WHEN %s BETWEEN %d AND %d THEN %s END", place, s.o.Offset, want-1, snippet)

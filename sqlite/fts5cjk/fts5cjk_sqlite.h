@@ -52,6 +52,7 @@ const char *sqlite3_errstr(int rc);
 sqlite3_int64 sqlite3_value_int64(sqlite3_value *v);
 int sqlite3_value_int(sqlite3_value *v);
 const unsigned char *sqlite3_value_text(sqlite3_value *v);
+int sqlite3_value_bytes(sqlite3_value *v);
 sqlite3 *sqlite3_context_db_handle(sqlite3_context *ctx);
 char *sqlite3_mprintf(const char *zFormat, ...);
 void *sqlite3_realloc64(void *p, unsigned long long n);

@@ -53,12 +53,14 @@ func FuzzSnippet(f *testing.F) {
 		for _, col := range []int{-1, 1} {
 			args := []any{col, ">", "<", "…", n}
 			want, werr := snippets(db, "snippet(t, ?, ?, ?, ?, ?)", q, args...)
-			got, gerr := snippets(db, "sessiondb_snippet(t, ?, ?, ?, ?, ?)", q, args...)
-			if (werr == nil) != (gerr == nil) {
-				t.Fatalf("MATCH %q col %d n %d: snippet() error %v, sessiondb_snippet error %v", q, col, n, werr, gerr)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("MATCH %q col %d n %d:\n got %q\nwant %q", q, col, n, got, want)
+			for _, call := range []string{"sessiondb_snippet(t, ?, ?, ?, ?, ?)", "sessiondb_snippet(t, ?, ?, ?, ?, ?, a, b)"} {
+				got, gerr := snippets(db, call, q, args...)
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("MATCH %q col %d n %d: snippet() error %v, %s error %v", q, col, n, werr, call, gerr)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("MATCH %q col %d n %d: %s\n got %q\nwant %q", q, col, n, call, got, want)
+				}
 			}
 		}
 	})

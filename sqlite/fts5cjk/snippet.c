@@ -16,6 +16,14 @@
 **   - Tokenizing stops after the last token a column's instances and
 **     fragment can involve, instead of running to the end of a long text.
 **
+** The texts of the row's columns may follow the arguments
+** (sessiondb_snippet(tbl, iCol, zOpen, zClose, zEllipsis, nToken, text0,
+** text1, ...), one per column): they are used instead of asking FTS5 for
+** them, which runs a query on the table's content table (for an external
+** content table over a view, the view's query) for every row. They must
+** be exactly the texts the row was indexed from, or the fragment and its
+** highlights come out wrong.
+**
 ** One difference remains, on a damaged index only: snippet() can lose its
 ** corruption error (an instance past the end of its column) when a later
 ** column reads fine; this function always reports SQLITE_CORRUPT_VTAB.
@@ -108,7 +116,7 @@ static int snipTokenCb(void *pCtx, int tflags, const char *pToken, int nToken,
 static int snipTokens(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                       SnipCol *c, int iCol, int iNeed){
   int rc = SQLITE_OK;
-  if( !c->bRead ){
+  if( !c->bRead ){  /* (texts given as arguments are read already) */
     rc = pApi->xColumnText(pFts, iCol, &c->zDoc, &c->nDoc);
     if( rc != SQLITE_OK ) return rc;
     c->bRead = 1;
@@ -278,7 +286,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   sqlite3_int64 iCol64, nToken64;
 
   memset(&out, 0, sizeof(out));
-  if( nVal != 5 ){
+  if( nVal != 5 && nVal != 5 + nCol ){
     sqlite3_result_error_code(pCtx, SQLITE_ERROR);
     return;
   }
@@ -298,7 +306,14 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     aSeen = (unsigned char *)sqlite3_malloc(nPhrase + 1);
     if( aInst == 0 || aCol == 0 || aSeen == 0 ) rc = SQLITE_NOMEM;
   }
-  if( rc == SQLITE_OK ) memset(aCol, 0, sizeof(SnipCol) * (size_t)(nCol + 1));
+  if( rc == SQLITE_OK ){
+    memset(aCol, 0, sizeof(SnipCol) * (size_t)(nCol + 1));
+    for(i = 0; nVal > 5 && i < nCol; i++){
+      aCol[i].zDoc = (const char *)sqlite3_value_text(apVal[5 + i]);
+      aCol[i].nDoc = sqlite3_value_bytes(apVal[5 + i]);
+      aCol[i].bRead = 1;
+    }
+  }
   for(i = 0; rc == SQLITE_OK && i < nInst; i++){
     SnipInst *x = &aInst[i];
     rc = pApi->xInst(pFts, i, &x->iPhrase, &x->iCol, &x->iOff);

@@ -91,8 +91,9 @@ func snippets(db *sql.DB, call, q string, args ...any) ([]string, error) {
 	return out, rows.Err()
 }
 
-// TestSnippetEqualsFTS5 checks sessiondb_snippet against FTS5's own
-// snippet() on every matching row, for each tokenizer the store uses,
+// TestSnippetEqualsFTS5 checks sessiondb_snippet, with and without the
+// column texts as arguments, against FTS5's own snippet() on every
+// matching row, for each tokenizer the store uses,
 // every column choice, fragment sizes from none to past the cap of 64, and
 // queries of one or several phrases, prefixes, column filters and NEAR.
 func TestSnippetEqualsFTS5(t *testing.T) {
@@ -119,23 +120,28 @@ func TestSnippetEqualsFTS5(t *testing.T) {
 				for _, p := range ps {
 					args := []any{p.col, p.open, p.close, p.ellipsis, p.tokens}
 					want, werr := snippets(db, "snippet(t, ?, ?, ?, ?, ?)", q, args...)
-					got, gerr := snippets(db, "sessiondb_snippet(t, ?, ?, ?, ?, ?)", q, args...)
-					if (werr == nil) != (gerr == nil) {
-						t.Fatalf("MATCH %s %v: snippet() error %v, sessiondb_snippet error %v", q, p, werr, gerr)
-					}
-					if werr != nil {
-						continue // e.g. a column filter the tokenizer cannot take
-					}
-					if len(want) != len(got) {
-						t.Fatalf("MATCH %s %v: %d rows, want %d", q, p, len(got), len(want))
-					}
-					for i := range want {
-						if got[i] != want[i] {
-							t.Fatalf("MATCH %s %v:\n got %s\nwant %s", q, p, got[i], want[i])
+					for _, call := range []string{"sessiondb_snippet(t, ?, ?, ?, ?, ?)", "sessiondb_snippet(t, ?, ?, ?, ?, ?, a, b, c)"} {
+						got, gerr := snippets(db, call, q, args...)
+						if (werr == nil) != (gerr == nil) {
+							t.Fatalf("MATCH %s %v: snippet() error %v, %s error %v", q, p, werr, call, gerr)
 						}
+						if werr != nil {
+							continue // e.g. a column filter the tokenizer cannot take
+						}
+						if len(want) != len(got) {
+							t.Fatalf("MATCH %s %v: %s: %d rows, want %d", q, p, call, len(got), len(want))
+						}
+						for i := range want {
+							if got[i] != want[i] {
+								t.Fatalf("MATCH %s %v: %s\n got %s\nwant %s", q, p, call, got[i], want[i])
+							}
+						}
+						compared += len(want)
 					}
-					compared += len(want)
 				}
+			}
+			if _, err := snippets(db, "sessiondb_snippet(t, -1, '', '', '', 9, a, b)", "alpha"); err == nil {
+				t.Fatal("sessiondb_snippet with two texts for three columns: no error")
 			}
 			if compared < 1000 {
 				t.Fatalf("only %d snippets compared: the data no longer exercises the function", compared)
