@@ -130,41 +130,49 @@ func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, er
 	return hits, nil
 }
 
-// readState reads which indexes can answer right now.
+// readState reads which indexes can answer right now, with one statement:
+// the index state keys of state_meta, then a row without a key telling
+// which of the CJK (2) and trigram (1) tables exist.
 func (s *searcher) readState(ctx context.Context) error {
-	rows, err := s.db.read.QueryContext(ctx, `SELECT key, value FROM state_meta WHERE key IN (?, ?, ?, ?, ?)`,
+	rows, err := s.db.read.QueryContext(ctx, `SELECT key, value FROM state_meta WHERE key IN (?, ?, ?, ?, ?)
+		UNION ALL SELECT NULL,
+		(SELECT COUNT(*) FROM sqlite_master WHERE name = 'messages_fts_cjk' AND type = 'table') * 2 +
+		(SELECT COUNT(*) FROM sqlite_master WHERE name = 'messages_fts_trigram' AND type = 'table')`,
 		keyStale, keyCJKStale, keyCJKHighWater, keyHighWater, keyProgress)
 	if err != nil {
 		return err
 	}
-	meta := map[string]string{}
+	defer rows.Close()
+	var tables int
+	var cjkStale, cjkPending, gap bool
+	var highWater, progress string
 	for rows.Next() {
-		var k string
-		var v sql.NullString
+		var k, v sql.NullString
 		if err := rows.Scan(&k, &v); err != nil {
-			rows.Close()
 			return err
 		}
-		meta[k] = v.String
+		switch k.String {
+		case "":
+			tables, _ = strconv.Atoi(v.String)
+		case keyStale:
+			s.stale = true
+		case keyCJKStale:
+			cjkStale = true
+		case keyCJKHighWater:
+			cjkPending = true
+		case keyHighWater:
+			gap, highWater = true, v.String
+		case keyProgress:
+			progress = v.String
+		}
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	_, s.stale = meta[keyStale]
-	if hw, ok := meta[keyHighWater]; ok {
-		fmt.Sscan(hw, &s.gapHi)
-		fmt.Sscan(meta[keyProgress], &s.gapLow)
+	if gap {
+		fmt.Sscan(highWater, &s.gapHi)
+		fmt.Sscan(progress, &s.gapLow)
 	}
-	var tables int
-	err = s.db.read.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM sqlite_master WHERE name = 'messages_fts_cjk' AND type = 'table') * 2 +
-		(SELECT COUNT(*) FROM sqlite_master WHERE name = 'messages_fts_trigram' AND type = 'table')`).Scan(&tables)
-	if err != nil {
-		return err
-	}
-	_, cjkStale := meta[keyCJKStale]
-	_, cjkPending := meta[keyCJKHighWater]
 	s.cjkLive = tables&2 != 0 && !cjkStale && !cjkPending && !s.db.legacy()
 	s.trigramPresent = tables&1 != 0
 	return nil
