@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
 // FuzzTokensShortcut: on any text, cjk_unicode61 without arguments (which
@@ -18,19 +16,7 @@ func FuzzTokensShortcut(f *testing.F) {
 	for _, s := range []string{"项目", "大别山项目。东京の天気", "a项目b", "项目\xe9\xa1\xb9\x80", "，项目，", "\xef\xbc\x8c\x80项目", "ＡＢ项目ａ", "서울 데이터베이스"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, text string) {
-		got, err := fts5cjk.Tokens(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := fts5cjk.Tokens(text, "remove_diacritics", "1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("Tokens(%q)\n got %+v\nwant %+v", text, got, want)
-		}
-	})
+	f.Fuzz(checkShortcut)
 }
 
 // FuzzSnippet: for any row and query, sessiondb_snippet returns what FTS5's

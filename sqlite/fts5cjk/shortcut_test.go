@@ -27,18 +27,25 @@ func TestTokensShortcut(t *testing.T) {
 		for n := 1 + rng.Intn(12); n > 0; n-- {
 			b.WriteString(pieces[rng.Intn(len(pieces))])
 		}
-		text := b.String()
-		got, err := fts5cjk.Tokens(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := fts5cjk.Tokens(text, "remove_diacritics", "1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("Tokens(%q)\n got %+v\nwant %+v", text, got, want)
-		}
+		checkShortcut(t, b.String())
+	}
+}
+
+// checkShortcut fails t unless cjk_unicode61 without arguments (the
+// shortcut) and with 'remove_diacritics 1' (the default spelled out, no
+// shortcut) tokenize text alike.
+func checkShortcut(t *testing.T, text string) {
+	t.Helper()
+	got, err := fts5cjk.Tokens(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fts5cjk.Tokens(text, "remove_diacritics", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Tokens(%q)\n got %+v\nwant %+v", text, got, want)
 	}
 }
 
