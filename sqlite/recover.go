@@ -242,6 +242,9 @@ func Recover(ctx context.Context, src, dst string, opts RecoverOptions) (*Recove
 	if err := os.MkdirAll(filepath.Dir(dstAbs), 0o700); err != nil {
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "create output directory: %v", err)
 	}
+	if err := checkRecoverSpace(srcAbs, filepath.Dir(dstAbs)); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(dstAbs, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
@@ -359,6 +362,27 @@ func checkRecoverPaths(src, dst string) (string, string, error) {
 		}
 	}
 	return srcAbs, dstAbs, nil
+}
+
+// checkRecoverSpace refuses to start a recovery that cannot fit on the
+// output's file system: it holds a copy of the source's files and the new
+// database (about the source's size) at once. A file system that cannot
+// tell is not checked.
+func checkRecoverSpace(src, dir string) error {
+	var size int64
+	for _, suffix := range bundleSuffixes {
+		if fi, err := os.Stat(src + suffix); err == nil {
+			size += fi.Size()
+		}
+	}
+	need := 2 * uint64(size)
+	free, err := freeBytes(dir)
+	if err != nil || free >= need {
+		return nil
+	}
+	return sessiondb.Errorf(sessiondb.EINVALID,
+		"not enough free space in %s: recovering %s needs about %.1f MiB (a copy of its files and the new database), %.1f MiB are free; free some space or choose an output on another disk",
+		dir, src, float64(need)/(1<<20), float64(free)/(1<<20))
 }
 
 // fingerprint is what a bundle file looked like: absent, or its size and

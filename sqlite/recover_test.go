@@ -566,7 +566,25 @@ func TestRecoverRefuses(t *testing.T) {
 	if b, _ := os.ReadFile(existing); string(b) != "keep me" {
 		t.Error("the existing output was changed")
 	}
-	noLeftovers(t, dir, "existing.db")
+	t.Run("not enough free space", func(t *testing.T) {
+		var probed string
+		sqlite.SetFreeBytes(t, func(dir string) (uint64, error) {
+			probed = dir
+			return 4096, nil
+		})
+		rep, err := sqlite.Recover(ctx, src, filepath.Join(dir, "full", "c.db"), recoverOpts)
+		if err == nil {
+			t.Fatalf("recover succeeded: %+v", rep)
+		}
+		if got := sessiondb.ErrorCode(err); got != sessiondb.EINVALID || !strings.Contains(err.Error(), "free space") {
+			t.Errorf("code %s: %v", got, err)
+		}
+		if probed != filepath.Join(dir, "full") {
+			t.Errorf("free space probed in %q, want the output's directory", probed)
+		}
+		noLeftovers(t, filepath.Join(dir, "full"))
+	})
+	noLeftovers(t, dir, "existing.db", "full")
 	noLeftovers(t, filepath.Dir(src), "state.db")
 }
 

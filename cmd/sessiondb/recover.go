@@ -28,7 +28,8 @@ search indexes, as ` + "`hermes sessions recover`" + ` does. The source is never
 opened: its files (state.db and any -wal, -shm, -journal) are copied to a
 temporary directory next to the output first, and only the copy is read.
 Run it while no Hermes process is writing to the source. The output is never
-installed in place of the source: swap it in by hand.
+installed in place of the source: swap it in by hand. It needs about twice
+the source's size free next to the output, and refuses to start without.
 
 A row that cannot be read stops the recovery and no output is left. With
 --allow-partial every readable row is copied and the unreadable rowid ranges
