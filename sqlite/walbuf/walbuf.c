@@ -84,17 +84,20 @@ static int wbRead(sqlite3_file *pFile, void *z, int n, sqlite3_int64 iOff){
   return p->pReal->pMethods->xRead(p->pReal, z, n, iOff);
 }
 
+/* wbWriteThrough writes the gathered bytes out, then z itself. */
+static int wbWriteThrough(WbFile *p, const void *z, int n, sqlite3_int64 iOff){
+  int rc = wbFlush(p);
+  if( rc != SQLITE_OK ) return rc;
+  __atomic_add_fetch(&wbDone, 1, __ATOMIC_RELAXED);
+  return p->pReal->pMethods->xWrite(p->pReal, z, n, iOff);
+}
+
 static int wbWrite(sqlite3_file *pFile, const void *z, int n, sqlite3_int64 iOff){
   WbFile *p = (WbFile *)pFile;
   int rc;
   if( !p->bWal ) return p->pReal->pMethods->xWrite(p->pReal, z, n, iOff);
   __atomic_add_fetch(&wbAsked, 1, __ATOMIC_RELAXED);
-  if( n > WB_PIECE ){
-    rc = wbFlush(p);
-    if( rc != SQLITE_OK ) return rc;
-    __atomic_add_fetch(&wbDone, 1, __ATOMIC_RELAXED);
-    return p->pReal->pMethods->xWrite(p->pReal, z, n, iOff);
-  }
+  if( n > WB_PIECE ) return wbWriteThrough(p, z, n, iOff);
   if( p->nBuf > 0 && (iOff != p->iBuf + p->nBuf || p->nBuf + n > WB_MAX) ){
     rc = wbFlush(p);
     if( rc != SQLITE_OK ) return rc;
@@ -104,12 +107,7 @@ static int wbWrite(sqlite3_file *pFile, const void *z, int n, sqlite3_int64 iOff
     char *aNew;
     while( nNew < p->nBuf + n ) nNew *= 2;
     aNew = (char *)sqlite3_realloc64(p->aBuf, (unsigned long long)nNew);
-    if( aNew == 0 ){
-      rc = wbFlush(p);
-      if( rc != SQLITE_OK ) return rc;
-      __atomic_add_fetch(&wbDone, 1, __ATOMIC_RELAXED);
-      return p->pReal->pMethods->xWrite(p->pReal, z, n, iOff);
-    }
+    if( aNew == 0 ) return wbWriteThrough(p, z, n, iOff);
     p->aBuf = aNew;
     p->nAlloc = nNew;
   }
