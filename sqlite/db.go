@@ -64,6 +64,7 @@ type DB struct {
 	journalMode string
 	patience    time.Duration
 	writes      atomic.Int64
+	usermerge   atomic.Bool // mergeFTS lowered usermerge to 2 (once per handle)
 
 	mu     sync.Mutex // guards layout
 	layout ftsLayout
@@ -364,7 +365,8 @@ func (db *DB) setJournalMode(ctx context.Context, want string) (string, error) {
 // write runs fn inside BEGIN IMMEDIATE and commits. On SQLITE_BUSY/LOCKED the
 // whole transaction is retried with jitter (20–150 ms for the first 2 s, then
 // 250–1000 ms) until the patience budget runs out, so fn must be safe to run
-// again. Every 50th successful write runs a PASSIVE checkpoint.
+// again. Every 50th successful write runs a PASSIVE checkpoint, every
+// 1000th a bounded merge of the search indexes (mergeFTS).
 func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn func(tx *sql.Tx) error) error {
 	if patience == 0 {
 		patience = db.patience
@@ -385,8 +387,12 @@ func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn
 			continue
 		}
 		if err == nil {
-			if db.writes.Add(1)%checkpointEvery == 0 && db.journalMode == "wal" {
+			n := db.writes.Add(1)
+			if n%checkpointEvery == 0 && db.journalMode == "wal" {
 				_, _ = db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+			}
+			if n%ftsMergeEvery == 0 {
+				db.mergeFTS(ctx)
 			}
 			if repaired {
 				return db.autoBackfill(ctx)

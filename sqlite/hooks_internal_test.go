@@ -8,3 +8,11 @@ func SetFreeBytes(tb testing.TB, f func(dir string) (uint64, error)) {
 	freeBytes = f
 	tb.Cleanup(func() { freeBytes = old })
 }
+
+// SetFTSMergeEvery sets how many writes pass between two bounded merges of
+// the search indexes until the test ends.
+func SetFTSMergeEvery(tb testing.TB, n int64) {
+	old := ftsMergeEvery
+	ftsMergeEvery = n
+	tb.Cleanup(func() { ftsMergeEvery = old })
+}

@@ -141,14 +141,11 @@ type MaintenanceReport struct {
 // it open.
 func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, error) {
 	rep := &MaintenanceReport{}
-	for _, t := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
-		var n int
-		if err := db.write.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE name = ? AND type = 'table'", t).Scan(&n); err != nil {
-			return nil, db.mapErr("optimize", err)
-		}
-		if n == 0 {
-			continue
-		}
+	tables, err := presentFTS(ctx, db.write)
+	if err != nil {
+		return nil, db.mapErr("optimize", err)
+	}
+	for _, t := range tables {
 		if err := db.writeTx(ctx, 0, "optimize "+t, func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+") VALUES('optimize')")
 			return err
@@ -163,6 +160,88 @@ func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, er
 		}
 	}
 	return rep, nil
+}
+
+// presentFTS lists the full-text indexes the file has.
+func presentFTS(ctx context.Context, q querier) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'
+		AND name IN ('messages_fts', 'messages_fts_trigram', 'messages_fts_cjk') ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	return tables, rows.Err()
+}
+
+// ftsMergeEvery is how many writes pass between two mergeFTS passes, as in
+// Hermes (a variable for tests).
+var ftsMergeEvery int64 = 1000
+
+const (
+	ftsMergePages    = 500 // pages a 'merge' command writes at most
+	ftsMergeCommands = 4   // 'merge' commands per index and pass at most
+)
+
+// mergeFTS is Hermes' upkeep of the search indexes on the live path
+// (STORAGE.md §4.3): up to ftsMergeCommands bounded 'merge' commands per
+// index, each its own transaction, until one finds no work; never
+// 'optimize', which rewrites a whole index under the write lock. The first
+// pass of a handle lowers each index's usermerge to 2 (kept in the index's
+// %_config table, as Hermes does), so that a merge takes on any level of
+// two or more segments. At FTS5's default of 4, a file written one message
+// per transaction keeps about 20 segments per index, and every search looks
+// up its terms in each of them.
+//
+// It runs after a committed write, so it reports nothing: an error (the
+// write lock held by another process past the busy timeout, a damaged index
+// that search repairs) ends the pass, and the next pass tries again.
+func (db *DB) mergeFTS(ctx context.Context) {
+	tables, err := presentFTS(ctx, db.write)
+	if err != nil {
+		return
+	}
+	floor := !db.usermerge.Load()
+	for _, t := range tables {
+		for i := 0; i < ftsMergeCommands; i++ {
+			var worked bool
+			err := db.writeOnce(ctx, func(tx *sql.Tx) error {
+				if floor && i == 0 {
+					if _, err := tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+", rank) VALUES('usermerge', 2)"); err != nil {
+						return err
+					}
+				}
+				var before, after int64
+				if err := tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&before); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+", rank) VALUES('merge', ?)", ftsMergePages); err != nil {
+					return err
+				}
+				if err := tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&after); err != nil {
+					return err
+				}
+				// The command itself is one change; a merge that wrote
+				// anything made more.
+				worked = after-before >= 2
+				return nil
+			})
+			if err != nil {
+				return
+			}
+			if !worked {
+				break
+			}
+		}
+	}
+	db.usermerge.Store(true)
 }
 
 // vacuum runs VACUUM unless another process has the file open: Hermes must

@@ -59,6 +59,53 @@ func TestOptimizeStorageConvertsLegacy(t *testing.T) {
 	checkIntegrity(t, raw)
 }
 
+// TestMergeFTS: a write that completes a cadence of writes runs Hermes'
+// bounded 'merge' pass, which leaves each index with fewer segments (about
+// one per level), with usermerge lowered to 2 in its config as Hermes does;
+// search finds the same rows and every index stays consistent.
+func TestMergeFTS(t *testing.T) {
+	sqlite.SetFTSMergeEvery(t, 1<<62) // no pass while seeding
+	db := MustOpen(t)
+	seed(t, db, 300)
+	raw := rawDB(t, db.Path())
+	tables := []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"}
+	segments := func(table string) int {
+		return count(t, raw, "SELECT COUNT(DISTINCT segid) FROM "+table+"_idx")
+	}
+	before := map[string]int{}
+	for _, table := range tables {
+		if before[table] = segments(table); before[table] < 4 {
+			t.Fatalf("%s: %d segments after 300 one-message writes; the test needs more", table, before[table])
+		}
+		if n := count(t, raw, "SELECT COUNT(*) FROM "+table+"_config WHERE k = 'usermerge'"); n != 0 {
+			t.Fatalf("%s: usermerge set before any pass", table)
+		}
+	}
+
+	// The next write completes a cadence. It leaves the indexes alone, so
+	// only the pass can change their segments (a message would add one, and
+	// FTS5 merges 16 new segments into one by itself).
+	sqlite.SetFTSMergeEvery(t, 1)
+	if err := db.SetTitle(ctx, "s", "merged"); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range tables {
+		if after := segments(table); after*2 > before[table] {
+			t.Errorf("%s: %d segments after the pass, %d before", table, after, before[table])
+		}
+		if n := count(t, raw, "SELECT v FROM "+table+"_config WHERE k = 'usermerge'"); n != 2 {
+			t.Errorf("%s: usermerge = %d, want 2", table, n)
+		}
+	}
+	checkIntegrity(t, raw)
+	if got := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); got != 300 {
+		t.Errorf("docker: %d hits, want 300", got)
+	}
+	if got := len(search(t, db, "项目", sessiondb.SearchOptions{Limit: 1000})); got != 60 {
+		t.Errorf("项目: %d hits, want 60", got)
+	}
+}
+
 func TestRebuildFTS(t *testing.T) {
 	db := MustOpen(t)
 	seed(t, db, 120)
