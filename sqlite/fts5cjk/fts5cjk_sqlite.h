@@ -17,6 +17,7 @@
 #define SQLITE_ERROR  1
 #define SQLITE_NOMEM  7
 #define SQLITE_CORRUPT 11
+#define SQLITE_RANGE  25
 #define SQLITE_ROW    100
 #define SQLITE_DONE   101
 

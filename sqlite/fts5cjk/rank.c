@@ -92,6 +92,7 @@ typedef struct RankData {
   int bAhead;     /* rows read ahead: aRow decides every row */
   int nRow;
   RankRow *aRow;  /* read ahead: the rows that can be in the K best, by rowid */
+  int iHint;      /* where the last rankAheadRow search ended */
 } RankData;
 
 static double rankScore(const RankData *p, double D);
@@ -359,13 +360,21 @@ static void rankKeep(RankData *p, double score){
   h[i] = score;
 }
 
-/* rankAheadRow finds a row of a read-ahead query among the kept rows. */
-static const RankRow *rankAheadRow(const RankData *p, sqlite3_int64 iRowid){
-  int lo = 0, hi = p->nRow;
-  while( lo < hi ){
-    int mid = (lo + hi) / 2;
-    if( p->aRow[mid].iRowid < iRowid ) lo = mid + 1; else hi = mid;
+/* rankAheadRow finds a row of a read-ahead query among the kept rows. The
+** query reads its rows in rowid order, mostly ascending: the search starts
+** where the last one ended and steps forward, with a binary search for a
+** long step or a step back. */
+static const RankRow *rankAheadRow(RankData *p, sqlite3_int64 iRowid){
+  int lo = p->iHint, hi = p->nRow, i;
+  if( lo > 0 && p->aRow[lo - 1].iRowid >= iRowid ) lo = 0;
+  for(i = 0; i < 4 && lo < hi && p->aRow[lo].iRowid < iRowid; i++) lo++;
+  if( lo < hi && p->aRow[lo].iRowid < iRowid ){
+    while( lo < hi ){
+      int mid = (lo + hi) / 2;
+      if( p->aRow[mid].iRowid < iRowid ) lo = mid + 1; else hi = mid;
+    }
   }
+  p->iHint = lo;
   if( lo < p->nRow && p->aRow[lo].iRowid == iRowid ) return &p->aRow[lo];
   return 0;
 }

@@ -23,14 +23,21 @@ import (
 // exact ties; queries are single words, phrases, prefixes and expressions
 // of several phrases. The function is also called twice per row, as a
 // WHERE term and an ORDER BY term are: both calls must give the same value.
+// Rows come in ascending rowid order, as searches read them, and also in
+// descending order.
 func TestRankContract(t *testing.T) {
 	db := rankDB(t)
 	queries := []string{"alpha", "bravo", "juliet", "项目", `"alpha bravo"`, `"数据 项目"`, "ind*",
 		"c:golf", "alpha OR juliet", "alpha NOT bravo", "golf hotel", "nomatch"}
 	for _, q := range queries {
 		for _, k := range []int{1, 5, 28, 400, 5000} {
-			for _, call := range []string{fmt.Sprintf("sessiondb_bm25(t, %d)", k), fmt.Sprintf("sessiondb_bm25(t, %d, 't')", k)} {
-				rows, err := db.Query(`SELECT rowid, bm25(t), `+call+`, `+call+` FROM t WHERE t MATCH ? ORDER BY rowid`, q)
+			calls := []string{fmt.Sprintf("sessiondb_bm25(t, %d)", k), fmt.Sprintf("sessiondb_bm25(t, %d, 't')", k)}
+			for i, call := range append(calls, calls[1]) {
+				order := "rowid"
+				if i == 2 {
+					order = "rowid DESC"
+				}
+				rows, err := db.Query(`SELECT rowid, bm25(t), `+call+`, `+call+` FROM t WHERE t MATCH ? ORDER BY `+order, q)
 				if err != nil {
 					t.Fatalf("%s MATCH %s: %v", call, q, err)
 				}

@@ -15,6 +15,9 @@
 **     0 whatever its sentences), so it is not tokenized at all.
 **   - Tokenizing stops after the last token a column's instances and
 **     fragment can involve, instead of running to the end of a long text.
+**   - The column lengths the fragment rules need come from that
+**     tokenizing (its count, or a bound the rules cannot tell from the
+**     length), not from a lookup in the table's %_docsize.
 **
 ** The texts of the row's columns may follow the arguments
 ** (sessiondb_snippet(tbl, iCol, zOpen, zClose, zEllipsis, nToken, text0,
@@ -24,9 +27,10 @@
 ** be exactly the texts the row was indexed from, or the fragment and its
 ** highlights come out wrong.
 **
-** One difference remains, on a damaged index only: snippet() can lose its
-** corruption error (an instance past the end of its column) when a later
-** column reads fine; this function always reports SQLITE_CORRUPT_VTAB.
+** Differences remain on a damaged index only: an instance past the end of
+** its column is SQLITE_CORRUPT_VTAB here whenever the text ends before it,
+** while snippet() compares with the length in %_docsize, and can lose that
+** error when a later column reads fine.
 **
 ** The fragment rules it follows (FTS5's): every instance of a phrase in a
 ** column is scored by the instances in the nToken tokens from it (1000 for
@@ -277,7 +281,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                             sqlite3_value **apVal){
   int nCol = pApi->xColumnCount(pFts), nPhrase = pApi->xPhraseCount(pFts);
   int iCol, nToken, nInst = 0, i, rc;
-  int iBestCol, iBestStart = 0, nBestScore = 0, nColSize = 0;
+  int iBestCol, iBestStart = 0, nBestScore = 0;
   const char *zOpen, *zClose, *zEllips;
   SnipInst *aInst = 0;
   SnipCol *aCol = 0;
@@ -323,14 +327,21 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   /* Score every instance, and the start of its sentence. */
   for(i = 0; rc == SQLITE_OK && i < nCol; i++){
     SnipCol *c = &aCol[i];
-    int ii, iLastOff = -1, nDocsize = 0;
+    int ii, iLastOff = -1, nMaxSize = 0, nDocsize;
     if( iCol >= 0 && iCol != i ) continue;
     for(ii = 0; ii < nInst; ii++){
-      if( aInst[ii].iCol == i && aInst[ii].iOff > iLastOff ) iLastOff = aInst[ii].iOff;
+      if( aInst[ii].iCol != i ) continue;
+      if( aInst[ii].iOff > iLastOff ) iLastOff = aInst[ii].iOff;
+      if( aInst[ii].nSize > nMaxSize ) nMaxSize = aInst[ii].nSize;
     }
     if( iLastOff < 0 ) continue;  /* no instance: it cannot win */
-    rc = snipTokens(pApi, pFts, c, i, iLastOff);
-    if( rc == SQLITE_OK ) rc = pApi->xColumnSize(pFts, i, &nDocsize);
+    /* The column's length in tokens, or, when the text goes on, a lower
+    ** bound past every position the rules below compare it with (a fragment
+    ** centred on an instance ends before iLastOff + nToken + nMaxSize):
+    ** either way they decide as with FTS5's length (xColumnSize), which
+    ** would cost a lookup in %_docsize. */
+    rc = snipTokens(pApi, pFts, c, i, iLastOff + nToken + nMaxSize);
+    nDocsize = c->nTok;
     for(ii = 0; rc == SQLITE_OK && ii < nInst; ii++){
       int io = aInst[ii].iOff, iAdj = 0, nScore = 0, jj;
       if( aInst[ii].iCol != i ) continue;
@@ -344,7 +355,6 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
         nBestScore = nScore;
         iBestCol = i;
         iBestStart = iAdj;
-        nColSize = nDocsize;
       }
       if( c->nFirst && nDocsize > nToken ){
         for(jj = 0; jj < c->nFirst - 1; jj++){
@@ -358,21 +368,19 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
             nBestScore = nScore;
             iBestCol = i;
             iBestStart = c->aFirst[jj];
-            nColSize = nDocsize;
           }
         }
       }
     }
   }
 
-  /* Cut the fragment out of the best column. */
-  if( rc == SQLITE_OK && nColSize == 0 ){
-    rc = pApi->xColumnSize(pFts, iBestCol, &nColSize);
-  }
-  if( rc == SQLITE_OK && iBestCol < nCol ){
+  /* Cut the fragment out of the best column. Tokenizing one token past
+  ** it tells whether it ends the column. */
+  if( rc == SQLITE_OK && iBestCol >= nCol ) rc = SQLITE_RANGE;  /* as xColumnSize */
+  if( rc == SQLITE_OK ){
     SnipCol *c = &aCol[iBestCol];
     int iTo = iBestStart + nToken - 1, iOff;
-    rc = snipTokens(pApi, pFts, c, iBestCol, iTo);
+    rc = snipTokens(pApi, pFts, c, iBestCol, iTo + 1);
     if( rc == SQLITE_OK && c->zDoc ){
       SnipRun r;
       memset(&r, 0, sizeof(r));
@@ -383,7 +391,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
       if( iBestStart > 0 ) snipAppend(&out, zEllips, -1);
       while( r.iStart >= 0 && r.iStart < iBestStart ) snipRunNext(&r);
       iOff = snipCut(&out, c, &r, iBestStart, iTo, zOpen, zClose);
-      if( iTo >= nColSize - 1 ){
+      if( iTo >= c->nTok - 1 ){
         snipAppend(&out, &c->zDoc[iOff], c->nDoc - iOff);
       }else{
         snipAppend(&out, zEllips, -1);
