@@ -135,9 +135,8 @@ func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, er
 // which of the CJK (2) and trigram (1) tables exist.
 func (s *searcher) readState(ctx context.Context) error {
 	rows, err := s.db.read.QueryContext(ctx, `SELECT key, value FROM state_meta WHERE key IN (?, ?, ?, ?, ?)
-		UNION ALL SELECT NULL,
-		(SELECT COUNT(*) FROM sqlite_master WHERE name = 'messages_fts_cjk' AND type = 'table') * 2 +
-		(SELECT COUNT(*) FROM sqlite_master WHERE name = 'messages_fts_trigram' AND type = 'table')`,
+		UNION ALL SELECT NULL, COALESCE(SUM(CASE name WHEN 'messages_fts_cjk' THEN 2 ELSE 1 END), 0) FROM sqlite_master
+		WHERE type = 'table' AND name IN ('messages_fts_cjk', 'messages_fts_trigram')`,
 		keyStale, keyCJKStale, keyCJKHighWater, keyHighWater, keyProgress)
 	if err != nil {
 		return err
@@ -398,7 +397,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		return nil, err
 	}
 	defer rows.Close()
-	var hits []sessiondb.SearchHit
+	hits := make([]sessiondb.SearchHit, 0, min(want, 64))
 	seen := 0
 	for ; len(hits) < want && rows.Next(); seen++ {
 		if seen == k {
