@@ -572,6 +572,9 @@ func TestCowriterHermes(t *testing.T) {
 	if *longRun {
 		pyN, goN, procN, budget = 2000, 2000, 2000, 10*time.Minute
 	}
+	// The in-process writers run Hermes' bounded FTS merge every 25 writes
+	// instead of every 1000, so merges commit among Python's writes.
+	sqlite.SetFTSMergeEvery(t, 25)
 	path := filepath.Join(t.TempDir(), "state.db")
 	db, err := sqlite.Open(path, sqlite.Options{Now: func() time.Time { return fixedNow }})
 	if err != nil {
@@ -733,6 +736,11 @@ func TestCowriterHermes(t *testing.T) {
 	}
 	if got := count(t, raw, "SELECT COUNT(*) FROM state_meta WHERE key = 'fts_cjk_stale' AND value = '1'"); got != 1 {
 		t.Errorf("fts_cjk_stale not set by the tokenizer-less protocol")
+	}
+	for _, table := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
+		if n := count(t, raw, "SELECT COUNT(*) FROM "+table+"_config WHERE k = 'usermerge' AND v = 2"); n != 1 {
+			t.Errorf("%s: no usermerge 2 in its config: the merge passes did not run", table)
+		}
 	}
 
 	// Reopen: sessiondb restores the CJK index the protocol marked stale.
