@@ -196,9 +196,9 @@ const (
 // 'optimize', which rewrites a whole index under the write lock. The first
 // pass of a handle lowers each index's usermerge to 2 (kept in the index's
 // %_config table, as Hermes does), so that a merge takes on any level of
-// two or more segments. At FTS5's default of 4, a file written one message
-// per transaction keeps about 20 segments per index, and every search looks
-// up its terms in each of them.
+// two or more segments. By itself FTS5 merges little when each transaction
+// writes one message, and an index keeps up to about 20 segments; every
+// search looks up its terms in each of them.
 //
 // It runs after a committed write, so it reports nothing: an error (the
 // write lock held by another process past the busy timeout, a damaged index
