@@ -56,6 +56,7 @@ const (
 	envRelGate     = "SESSIONDB_RELIAB_GATE"     // set: wait for a line on stdin after "ready"
 	envRelStart    = "SESSIONDB_RELIAB_START"    // Unix nanoseconds: open the store at this instant
 	envRelEnsure   = "SESSIONDB_RELIAB_ENSURE"   // set: create the sessions (EnsureSession) first
+	envRelMerge    = "SESSIONDB_RELIAB_MERGE"    // writes between bounded FTS merges (default 1000)
 )
 
 // reliabContent is the content of the i-th message of writer tag: unique
@@ -99,6 +100,9 @@ func TestReliabilityHelperWriter(t *testing.T) {
 	sessions := strings.Split(os.Getenv(envRelSessions), ",")
 	if err != nil || tag == "" || sessions[0] == "" {
 		fail("bad helper environment")
+	}
+	if every, err := strconv.ParseInt(os.Getenv(envRelMerge), 10, 64); err == nil {
+		sqlite.SetFTSMergeEvery(t, every)
 	}
 	if start, err := strconv.ParseInt(os.Getenv(envRelStart), 10, 64); err == nil {
 		time.Sleep(time.Until(time.Unix(0, start)))
@@ -414,7 +418,9 @@ func TestReliabilityManyProcesses(t *testing.T) {
 			// Each writer starts with a different session, so all four
 			// sessions' counters are bumped by several processes at once.
 			ss := append(append([]string(nil), sessions[w%len(sessions):]...), sessions[:w%len(sessions)]...)
-			procs[w], _ = startWriter(t, runCtx, path, tag, perWriter, ss, false)
+			// Bounded FTS merges every 40 writes, so that kills also land
+			// in merges.
+			procs[w], _ = startWriter(t, runCtx, path, tag, perWriter, ss, false, envRelMerge+"=40")
 		}
 		var timers []*time.Timer
 		for _, w := range rng.Perm(writers)[:kill] {
@@ -505,6 +511,11 @@ func TestReliabilityManyProcesses(t *testing.T) {
 	t.Logf("%d killed writers died between a commit and its ack line", unlogged)
 	checkCounters(t, raw)
 	checkIntegrity(t, raw)
+	for _, table := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
+		if n := count(t, raw, "SELECT COUNT(*) FROM "+table+"_config WHERE k = 'usermerge' AND v = 2"); n != 1 {
+			t.Errorf("%s: no usermerge 2 in its config: the writers ran no merge pass", table)
+		}
+	}
 }
 
 // TestReliabilityFreshFile starts eight processes that open, at the same
