@@ -365,7 +365,8 @@ func (db *DB) setJournalMode(ctx context.Context, want string) (string, error) {
 // write runs fn inside BEGIN IMMEDIATE and commits. On SQLITE_BUSY/LOCKED the
 // whole transaction is retried with jitter (20–150 ms for the first 2 s, then
 // 250–1000 ms) until the patience budget runs out, so fn must be safe to run
-// again. Every 50th successful write runs a PASSIVE checkpoint, every
+// again; a disk I/O error of BEGIN itself is retried once, at once. Every
+// 50th successful write runs a PASSIVE checkpoint, every
 // 1000th a bounded merge of the search indexes (mergeFTS).
 func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn func(tx *sql.Tx) error) error {
 	if patience == 0 {
@@ -373,7 +374,7 @@ func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn
 	}
 	start := time.Now()
 	deadline := start.Add(patience)
-	repaired := false
+	repaired, reBegun := false, false
 	for {
 		err := db.writeOnce(ctx, fn)
 		if err != nil && isFTSCorrupt(err) && !repaired {
@@ -399,6 +400,17 @@ func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn
 			}
 			return nil
 		}
+		var be beginError
+		if errors.As(err, &be) {
+			err = be.err
+			if isIOErr(err) && !reBegun {
+				// As in Hermes: a disk I/O error of BEGIN IMMEDIATE itself,
+				// before fn ran, is retried once on the same connection
+				// (another process resetting the WAL can cause one).
+				reBegun = true
+				continue
+			}
+		}
 		if !isBusy(err) {
 			return db.mapErr(op, err)
 		}
@@ -423,10 +435,24 @@ func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn
 	}
 }
 
+// beginError is an error of BEGIN IMMEDIATE itself: nothing ran yet.
+type beginError struct{ err error }
+
+func (e beginError) Error() string { return e.err.Error() }
+func (e beginError) Unwrap() error { return e.err }
+
+// beginFault, when set (by tests), fails BEGIN with its error.
+var beginFault func() error
+
 func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if beginFault != nil {
+		if err := beginFault(); err != nil {
+			return beginError{err}
+		}
+	}
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return beginError{err}
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
@@ -447,6 +473,12 @@ func isBusy(err error) bool {
 		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
 	}
 	return false
+}
+
+// isIOErr reports whether err is SQLITE_IOERR (any extended code).
+func isIOErr(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrIoErr
 }
 
 // isFTSCorrupt reports whether err is corruption scoped to an FTS5 index.
@@ -489,6 +521,9 @@ func (db *DB) mapErr(op string, err error) error {
 		return &sessiondb.Error{Code: sessiondb.EINVALID, Err: err, Message: fmt.Sprintf("%s: cannot write %s (%v); check the permissions of the file and its directory", op, db.path, err)}
 	case sqlite3.ErrFull:
 		return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: fmt.Sprintf("%s: disk full writing %s; nothing was written", op, db.path)}
+	case sqlite3.ErrIoErr:
+		return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: fmt.Sprintf(
+			"%s: the system reported an I/O error on %s (%v); check the disk (dmesg), then try again; `sessiondb doctor` checks the file", op, db.path, err)}
 	case sqlite3.ErrTooBig:
 		return &sessiondb.Error{Code: sessiondb.EINVALID, Err: err, Message: op + ": value too large for SQLite"}
 	}

@@ -16,3 +16,10 @@ func SetFTSMergeEvery(tb testing.TB, n int64) {
 	ftsMergeEvery = n
 	tb.Cleanup(func() { ftsMergeEvery = old })
 }
+
+// SetBeginFault makes every BEGIN of a write fail with f's error (when it
+// returns one) until the test ends.
+func SetBeginFault(tb testing.TB, f func() error) {
+	beginFault = f
+	tb.Cleanup(func() { beginFault = nil })
+}

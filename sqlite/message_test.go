@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	sqlite3 "github.com/mattn/go-sqlite3"
+
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
@@ -872,4 +874,41 @@ func TestAppendMessageConcurrent(t *testing.T) {
 		t.Fatalf("message_count = %d, want %d", got, want)
 	}
 	checkIntegrity(t, rawDB(t, db.Path()))
+}
+
+// TestBeginIOErrorRetriedOnce: a disk I/O error of BEGIN IMMEDIATE itself
+// (nothing ran yet) is retried once, as Hermes does; a second one fails
+// the write with an error that names the file and what to do, and nothing
+// is stored.
+func TestBeginIOErrorRetriedOnce(t *testing.T) {
+	db := msgStore(t)
+	ioErr := sqlite3.Error{Code: sqlite3.ErrIoErr, ExtendedCode: sqlite3.ErrIoErrSHMLock}
+	calls, fail := 0, 1
+	sqlite.SetBeginFault(t, func() error {
+		if calls++; calls <= fail {
+			return ioErr
+		}
+		return nil
+	})
+	id := msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "after one I/O error"})
+	if calls != 2 {
+		t.Errorf("BEGIN tried %d times, want 2", calls)
+	}
+
+	calls, fail = 0, 2
+	_, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "after two I/O errors"})
+	if err == nil || calls != 2 {
+		t.Fatalf("append after two BEGIN I/O errors: %v after %d tries; want an error after 2", err, calls)
+	}
+	if !strings.Contains(err.Error(), db.Path()) || !strings.Contains(err.Error(), "I/O error") || !strings.Contains(err.Error(), "doctor") {
+		t.Errorf("error %q does not name the file, the cause and the next step", err)
+	}
+	calls, fail = 0, 0
+	msgs, err := db.Messages(ctx, "s1", sessiondb.MessageFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].ID != id {
+		t.Errorf("stored %d messages, want only %d", len(msgs), id)
+	}
 }
