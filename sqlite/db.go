@@ -323,14 +323,18 @@ DROP TABLE temp._sessiondb_fts5_probe`)
 }
 
 // setJournalMode applies Hermes' journal-mode policy: keep a file that is
-// already WAL, switch others to the configured mode, and trust the mode
-// SQLite reports back (some filesystems refuse WAL silently).
+// already WAL, switch others to the configured mode, but never to WAL on a
+// filesystem shared between a VM and its host, and trust the mode SQLite
+// reports back (some filesystems refuse WAL silently).
 func (db *DB) setJournalMode(ctx context.Context, want string) (string, error) {
 	var cur string
 	if err := db.write.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&cur); err != nil {
 		return "", db.mapErr("read journal mode of "+db.path, err)
 	}
 	cur = strings.ToLower(cur)
+	if cur != "wal" && want == "wal" && crossVMFS(fsType(db.path)) {
+		want = "delete"
+	}
 	if cur != "wal" && cur != want {
 		// Switching rewrites the header: never do it to a damaged file.
 		var ok string

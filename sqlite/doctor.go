@@ -165,7 +165,7 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 		}
 	}
 
-	if fs := filesystemType(abs); fs != "" {
+	if fs := fsType(abs); fs != "" {
 		if networkFS(fs) {
 			d.add("filesystem", CheckWarn, fs+": WAL needs shared memory and reliable locks, which network and VM-shared filesystems do not give; keep state.db on a local disk", "")
 		} else {
@@ -225,6 +225,9 @@ func lockCheck(ctx context.Context, path string) (string, string, string, string
 	return "write lock", CheckWarn, err.Error(), ""
 }
 
+// fsType is filesystemType, a variable for tests.
+var fsType = filesystemType
+
 // filesystemType returns the type of the filesystem holding path, from
 // /proc/self/mountinfo (Linux), or "".
 func filesystemType(path string) string {
@@ -253,6 +256,17 @@ func filesystemType(path string) string {
 		}
 	}
 	return fstype
+}
+
+// crossVMFS reports whether fs is a filesystem shared between a VM and its
+// host (virtiofs, 9p): WAL's shared memory does not work across it, so
+// Hermes never enables WAL there (STORAGE.md §4.2, rule 6).
+func crossVMFS(fs string) bool {
+	switch fs {
+	case "virtiofs", "fuse.virtiofs", "9p", "9p2000", "9p2000.l", "9p2000.u":
+		return true
+	}
+	return false
 }
 
 func networkFS(fs string) bool {

@@ -23,3 +23,10 @@ func SetBeginFault(tb testing.TB, f func() error) {
 	beginFault = f
 	tb.Cleanup(func() { beginFault = nil })
 }
+
+// SetFSType replaces the filesystem-type probe until the test ends.
+func SetFSType(tb testing.TB, f func(path string) string) {
+	old := fsType
+	fsType = f
+	tb.Cleanup(func() { fsType = old })
+}

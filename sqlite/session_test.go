@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -695,4 +696,50 @@ func TestMeta(t *testing.T) {
 		}
 	})
 	checkIntegrity(t, rawDB(t, db.Path()))
+}
+
+// TestNoWALAcrossVMs: on a filesystem shared between a VM and its host
+// (virtiofs, 9p) a new file stays in DELETE mode, as Hermes keeps it, and a
+// file that is already WAL stays WAL (never downgraded).
+func TestNoWALAcrossVMs(t *testing.T) {
+	var probed []string
+	sqlite.SetFSType(t, func(path string) string {
+		probed = append(probed, path)
+		return "virtiofs"
+	})
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.db")
+	db, err := sqlite.Open(fresh, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := db.JournalMode(); got != "delete" {
+		t.Errorf("new file on virtiofs: journal mode %q, want delete", got)
+	}
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if len(probed) == 0 || probed[0] != fresh {
+		t.Errorf("probed %v, want %s", probed, fresh)
+	}
+	var mode string
+	rawDB(t, fresh).QueryRow("PRAGMA journal_mode").Scan(&mode)
+	if mode != "delete" {
+		t.Errorf("file journal_mode = %q, want delete", mode)
+	}
+
+	wal := filepath.Join(dir, "wal.db")
+	raw := rawDB(t, wal)
+	if err := raw.QueryRow("PRAGMA journal_mode=WAL").Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("PRAGMA journal_mode=WAL: %q, %v", mode, err)
+	}
+	db, err = sqlite.Open(wal, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.JournalMode(); got != "wal" {
+		t.Errorf("WAL file on virtiofs: journal mode %q, want wal (never downgraded)", got)
+	}
 }
