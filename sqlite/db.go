@@ -65,6 +65,8 @@ type DB struct {
 	patience    time.Duration
 	writes      atomic.Int64
 	usermerge   atomic.Bool // mergeFTS lowered usermerge to 2 (once per handle)
+	ident       fileIdentity
+	replaced    atomic.Bool // another file is at the path: no more writes
 
 	mu     sync.Mutex // guards layout
 	layout ftsLayout
@@ -177,6 +179,9 @@ func (db *DB) open(mode string) error {
 	if err := db.ensureIdentity(ctx); err != nil {
 		return err
 	}
+	if err := db.recordIdentity(ctx); err != nil {
+		return err
+	}
 	if err := db.autoBackfill(ctx); err != nil {
 		return err
 	}
@@ -207,13 +212,14 @@ func (db *DB) Path() string { return db.path }
 // JournalMode returns the journal mode SQLite reported for the file.
 func (db *DB) JournalMode() string { return db.journalMode }
 
-// Close checkpoints the WAL (PASSIVE) and closes every connection.
+// Close checkpoints the WAL (PASSIVE; not when the file was replaced) and
+// closes every connection.
 func (db *DB) Close() error {
 	var errs []error
 	if db.read != db.write {
 		errs = append(errs, db.read.Close())
 	}
-	if db.journalMode == "wal" {
+	if db.journalMode == "wal" && !db.replaced.Load() {
 		_, _ = db.write.Exec("PRAGMA wal_checkpoint(PASSIVE)")
 	}
 	errs = append(errs, db.write.Close())
@@ -454,11 +460,17 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 			return beginError{err}
 		}
 	}
+	if db.replaced.Load() {
+		return db.errReplaced()
+	}
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return beginError{err}
 	}
 	defer tx.Rollback()
+	if err := db.checkIdentity(ctx, tx); err != nil {
+		return err
+	}
 	if err := fn(tx); err != nil {
 		return err
 	}

@@ -6,7 +6,10 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"strconv"
+
+	"github.com/sessiondb/sessiondb"
 )
 
 const keyGeneration = "db_file_generation"
@@ -42,6 +45,59 @@ func (db *DB) ensureIdentity(ctx context.Context) error {
 		_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id=%d", appID))
 		return err
 	})
+}
+
+// fileIdentity is what a handle knows of the file it opened, to tell it
+// from a file moved or copied into its place later.
+type fileIdentity struct {
+	info  os.FileInfo // of the database file at open
+	appID int64       // its application_id after ensureIdentity; 0: unknown
+}
+
+// recordIdentity notes the file's inode and application_id once Open has
+// stamped them.
+func (db *DB) recordIdentity(ctx context.Context) error {
+	info, err := os.Stat(db.path)
+	if err != nil {
+		return db.mapErr("stat "+db.path, err)
+	}
+	db.ident.info = info
+	return db.mapErr("read application_id of "+db.path,
+		db.write.QueryRowContext(ctx, "PRAGMA application_id").Scan(&db.ident.appID))
+}
+
+// checkIdentity stops a write, inside its transaction, when the path no
+// longer holds the file the handle opened: another inode is there (a file
+// moved into its place, or none), or the header's application_id is another
+// non-zero value (a file copied over it). As in Hermes (STORAGE.md §4.6)
+// this is sticky: the handle writes nothing more, and Close skips its
+// checkpoint. Writing on would put messages into a file nobody reads.
+func (db *DB) checkIdentity(ctx context.Context, tx *sql.Tx) error {
+	if db.replaced.Load() {
+		return db.errReplaced()
+	}
+	if db.ident.info == nil {
+		return nil // still opening
+	}
+	info, err := os.Stat(db.path)
+	same := err == nil && os.SameFile(db.ident.info, info)
+	if same && db.ident.appID != 0 {
+		var appID int64
+		if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+			return err
+		}
+		same = appID == 0 || appID == db.ident.appID
+	}
+	if same {
+		return nil
+	}
+	db.replaced.Store(true)
+	return db.errReplaced()
+}
+
+func (db *DB) errReplaced() error {
+	return sessiondb.Errorf(sessiondb.EINTERNAL,
+		"database %s was replaced or removed after this handle opened it (another file is at its path now); nothing was written. Open the database again", db.path)
 }
 
 // uuid4Hex returns a random RFC 4122 version-4 UUID as 32 hex digits.

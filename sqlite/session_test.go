@@ -3,8 +3,10 @@ package sqlite_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -741,5 +743,64 @@ func TestNoWALAcrossVMs(t *testing.T) {
 	defer db.Close()
 	if got := db.JournalMode(); got != "wal" {
 		t.Errorf("WAL file on virtiofs: journal mode %q, want wal (never downgraded)", got)
+	}
+}
+
+// TestReplacedFileStopsWrites: once another file is at the database's path
+// (moved there, or copied over it), the handle refuses every write with an
+// error that says so, writes nothing into either file, and keeps refusing.
+func TestReplacedFileStopsWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name, journal string
+		replace       func(t *testing.T, path, other string)
+	}{
+		{"moved", "wal", func(t *testing.T, path, other string) {
+			if err := os.Rename(other, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"copied", "delete", func(t *testing.T, path, other string) {
+			b, err := os.ReadFile(other)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, other := filepath.Join(dir, "state.db"), filepath.Join(dir, "other.db")
+			for _, p := range []string{other, path} {
+				db, err := sqlite.Open(p, sqlite.Options{JournalMode: tc.journal})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+					t.Fatal(err)
+				}
+				if p == other {
+					// One more write: a copy with the same change counter
+					// would leave SQLite reading its cached header.
+					if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "t", Source: "cli"}); err != nil {
+						t.Fatal(err)
+					}
+					db.Close()
+				} else {
+					defer db.Close()
+					tc.replace(t, path, other)
+					for i := 0; i < 2; i++ {
+						_, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "lost?"})
+						if err == nil || !strings.Contains(err.Error(), "replaced") || !strings.Contains(err.Error(), path) {
+							t.Fatalf("append %d after the file was %s: %v; want an error naming the replaced file", i, tc.name, err)
+						}
+					}
+				}
+			}
+			if n := count(t, rawDB(t, path), "SELECT COUNT(*) FROM messages"); n != 0 {
+				t.Errorf("%d messages in the file now at the path, want 0", n)
+			}
+		})
 	}
 }
