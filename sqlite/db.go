@@ -66,7 +66,9 @@ type DB struct {
 	writes      atomic.Int64
 	usermerge   atomic.Bool // mergeFTS lowered usermerge to 2 (once per handle)
 	ident       fileIdentity
-	replaced    atomic.Bool // another file is at the path: no more writes
+	// halted is the error every write returns once the handle stopped
+	// writing: another file is at the path, or the file is damaged.
+	halted atomic.Pointer[sessiondb.Error]
 
 	mu     sync.Mutex // guards layout
 	layout ftsLayout
@@ -212,14 +214,14 @@ func (db *DB) Path() string { return db.path }
 // JournalMode returns the journal mode SQLite reported for the file.
 func (db *DB) JournalMode() string { return db.journalMode }
 
-// Close checkpoints the WAL (PASSIVE; not when the file was replaced) and
+// Close checkpoints the WAL (PASSIVE; not once writes were halted) and
 // closes every connection.
 func (db *DB) Close() error {
 	var errs []error
 	if db.read != db.write {
 		errs = append(errs, db.read.Close())
 	}
-	if db.journalMode == "wal" && !db.replaced.Load() {
+	if db.journalMode == "wal" && db.halted.Load() == nil {
 		_, _ = db.write.Exec("PRAGMA wal_checkpoint(PASSIVE)")
 	}
 	errs = append(errs, db.write.Close())
@@ -422,7 +424,15 @@ func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn
 			}
 		}
 		if !isBusy(err) {
-			return db.mapErr(op, err)
+			err = db.mapErr(op, err)
+			if sessiondb.ErrorCode(err) == sessiondb.ECORRUPT {
+				// As in Hermes: a damaged file gets no more writes from
+				// this handle, and no close-time checkpoint.
+				db.halted.CompareAndSwap(nil, sessiondb.Errorf(sessiondb.ECORRUPT,
+					"database %s was found damaged by an earlier write (%v); this handle writes nothing more to it. Copy what can be saved with `sessiondb recover --source %s --output NEW.db`",
+					db.path, errors.Unwrap(err), db.path))
+			}
+			return err
 		}
 		now := time.Now()
 		if !now.Before(deadline) {
@@ -460,8 +470,8 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 			return beginError{err}
 		}
 	}
-	if db.replaced.Load() {
-		return db.errReplaced()
+	if e := db.halted.Load(); e != nil {
+		return e
 	}
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {

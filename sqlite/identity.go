@@ -73,9 +73,6 @@ func (db *DB) recordIdentity(ctx context.Context) error {
 // this is sticky: the handle writes nothing more, and Close skips its
 // checkpoint. Writing on would put messages into a file nobody reads.
 func (db *DB) checkIdentity(ctx context.Context, tx *sql.Tx) error {
-	if db.replaced.Load() {
-		return db.errReplaced()
-	}
 	if db.ident.info == nil {
 		return nil // still opening
 	}
@@ -91,13 +88,9 @@ func (db *DB) checkIdentity(ctx context.Context, tx *sql.Tx) error {
 	if same {
 		return nil
 	}
-	db.replaced.Store(true)
-	return db.errReplaced()
-}
-
-func (db *DB) errReplaced() error {
-	return sessiondb.Errorf(sessiondb.EINTERNAL,
-		"database %s was replaced or removed after this handle opened it (another file is at its path now); nothing was written. Open the database again", db.path)
+	db.halted.CompareAndSwap(nil, sessiondb.Errorf(sessiondb.EINTERNAL,
+		"database %s was replaced or removed after this handle opened it (another file is at its path now); nothing was written. Open the database again", db.path))
+	return db.halted.Load()
 }
 
 // uuid4Hex returns a random RFC 4122 version-4 UUID as 32 hex digits.

@@ -912,3 +912,32 @@ func TestBeginIOErrorRetriedOnce(t *testing.T) {
 		t.Errorf("stored %d messages, want only %d", len(msgs), id)
 	}
 }
+
+// TestDamagedFileHaltsWrites: once a write finds the file damaged (not one
+// of its search indexes, which search repairs), the handle writes nothing
+// more to it and every later write says why and what to do.
+func TestDamagedFileHaltsWrites(t *testing.T) {
+	db := msgStore(t)
+	fault := error(sqlite3.Error{Code: sqlite3.ErrCorrupt})
+	sqlite.SetBeginFault(t, func() error { return fault })
+	_, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "first"})
+	if sessiondb.ErrorCode(err) != sessiondb.ECORRUPT {
+		t.Fatalf("append on a damaged file: %v (code %s), want corrupt", err, sessiondb.ErrorCode(err))
+	}
+	fault = nil // the file reads fine again: the handle still refuses
+	for _, write := range []func() error{
+		func() error {
+			_, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "second"})
+			return err
+		},
+		func() error { return db.SetTitle(ctx, "s1", "renamed") },
+	} {
+		err := write()
+		if sessiondb.ErrorCode(err) != sessiondb.ECORRUPT || !strings.Contains(err.Error(), "earlier write") || !strings.Contains(err.Error(), "sessiondb recover") {
+			t.Errorf("write after the damage: %v; want the sticky corrupt error pointing at recover", err)
+		}
+	}
+	if msgs, err := db.Messages(ctx, "s1", sessiondb.MessageFilter{}); err != nil || len(msgs) != 0 {
+		t.Errorf("stored %d messages (%v), want 0", len(msgs), err)
+	}
+}
