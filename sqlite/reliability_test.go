@@ -300,6 +300,17 @@ func checkAcked(t *testing.T, who string, acks []ack, stored map[string][]int64)
 	}
 }
 
+// checkMerged checks that bounded FTS merge passes ran on the file: each
+// index has usermerge 2 in its config, which the first pass sets.
+func checkMerged(t *testing.T, raw *sql.DB) {
+	t.Helper()
+	for _, table := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
+		if n := count(t, raw, "SELECT COUNT(*) FROM "+table+"_config WHERE k = 'usermerge' AND v = 2"); n != 1 {
+			t.Errorf("%s: no usermerge 2 in its config: no merge pass ran", table)
+		}
+	}
+}
+
 // checkCounters checks that every session's message_count is its row count
 // and its tool_call_count the calls of its non-tool rows.
 func checkCounters(t *testing.T, raw *sql.DB) {
@@ -511,11 +522,7 @@ func TestReliabilityManyProcesses(t *testing.T) {
 	t.Logf("%d killed writers died between a commit and its ack line", unlogged)
 	checkCounters(t, raw)
 	checkIntegrity(t, raw)
-	for _, table := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
-		if n := count(t, raw, "SELECT COUNT(*) FROM "+table+"_config WHERE k = 'usermerge' AND v = 2"); n != 1 {
-			t.Errorf("%s: no usermerge 2 in its config: the writers ran no merge pass", table)
-		}
-	}
+	checkMerged(t, raw)
 }
 
 // TestReliabilityFreshFile starts eight processes that open, at the same
@@ -748,11 +755,7 @@ func TestCowriterHermes(t *testing.T) {
 	if got := count(t, raw, "SELECT COUNT(*) FROM state_meta WHERE key = 'fts_cjk_stale' AND value = '1'"); got != 1 {
 		t.Errorf("fts_cjk_stale not set by the tokenizer-less protocol")
 	}
-	for _, table := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
-		if n := count(t, raw, "SELECT COUNT(*) FROM "+table+"_config WHERE k = 'usermerge' AND v = 2"); n != 1 {
-			t.Errorf("%s: no usermerge 2 in its config: the merge passes did not run", table)
-		}
-	}
+	checkMerged(t, raw)
 
 	// Reopen: sessiondb restores the CJK index the protocol marked stale.
 	closed = true
