@@ -164,21 +164,8 @@ func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, er
 
 // presentFTS lists the full-text indexes the file has.
 func presentFTS(ctx context.Context, q querier) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'
+	return collect(ctx, q, `SELECT name FROM sqlite_master WHERE type = 'table'
 		AND name IN ('messages_fts', 'messages_fts_trigram', 'messages_fts_cjk') ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var tables []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return nil, err
-		}
-		tables = append(tables, t)
-	}
-	return tables, rows.Err()
 }
 
 // ftsMergeEvery is how many writes pass between two mergeFTS passes, as in
