@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -275,10 +276,7 @@ type pythonResult struct {
 }
 
 func TestPythonOpensOurFile(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is required for this test (it plays a Hermes process): %v", err)
-	}
+	python := testenv.Python(t, "to play a Hermes process")
 	path := filepath.Join(t.TempDir(), "state.db")
 	const sid = "20260501_000000_abcdef"
 	db, err := sqlite.Open(path, sqlite.Options{Now: func() time.Time { return fixedNow }})

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -582,10 +583,7 @@ func TestReliabilityFreshFile(t *testing.T) {
 // ---------------------------------------------------------------------------
 
 func TestCowriterHermes(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is required for this test (it plays a Hermes process): %v", err)
-	}
+	python := testenv.Python(t, "to play a Hermes process")
 	pyN, goN, procN, budget := 160, 150, 150, 90*time.Second
 	if *longRun {
 		pyN, goN, procN, budget = 2000, 2000, 2000, 10*time.Minute

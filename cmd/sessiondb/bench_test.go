@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/internal/workload"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
@@ -158,10 +159,7 @@ func TestBenchProcs(t *testing.T) {
 }
 
 func TestBenchReplay(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is needed to generate the workload: %v", err)
-	}
+	python := testenv.Program(t, "python3", "to generate the replay workload with ../shared/bench/make_workload.py")
 	dir := t.TempDir()
 	workload, queries := filepath.Join(dir, "w.jsonl"), filepath.Join(dir, "q.txt")
 	if out, err := exec.Command(python, makeWorkload, "300", "10", "42", workload, queries).CombinedOutput(); err != nil {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessiondb/sessiondb/internal/testenv"
 )
 
 func init() { commands["browse"] = newBrowseCommand }
@@ -39,10 +41,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // TestBrowseInTmux drives the real program in an 80x24 tmux pane: search,
 // open a hit, unfold its details, export it, search in Chinese, quit.
 func TestBrowseInTmux(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal("tmux is required for the browse test (apt-get install tmux)")
-	}
+	tmux := testenv.Program(t, "tmux", "to drive `sessiondb browse` in a terminal")
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/testenv"
 )
 
 // TestCompletionScripts checks each script's syntax with its own shell
@@ -21,10 +23,7 @@ func TestCompletionScripts(t *testing.T) {
 					t.Errorf("%s script lacks %q", shell, want)
 				}
 			}
-			bin, err := exec.LookPath(shell)
-			if err != nil {
-				t.Fatalf("%s is not installed (CI installs it): %v", shell, err)
-			}
+			bin := testenv.Program(t, shell, "to check the syntax of its completion script")
 			path := filepath.Join(t.TempDir(), "completion."+shell)
 			os.WriteFile(path, []byte(script), 0o600)
 			if out, err := exec.Command(bin, "-n", path).CombinedOutput(); err != nil {

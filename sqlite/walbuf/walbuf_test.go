@@ -10,6 +10,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite/walbuf"
 )
 
@@ -91,10 +92,8 @@ func TestOthersSeeEveryCommit(t *testing.T) {
 			t.Fatalf("after commit %d the reader sees %d rows", i, n)
 		}
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatalf("python3 is needed (.ci/run installs it): %v", err)
-	}
-	out, err := exec.Command("python3", "-c", fmt.Sprintf(
+	python := testenv.Python(t, "to read the file as another SQLite library")
+	out, err := exec.Command(python, "-c", fmt.Sprintf(
 		"import sqlite3; c = sqlite3.connect(%q); print(c.execute('SELECT count(*), sum(length(b)) FROM t').fetchone(), c.execute('PRAGMA integrity_check').fetchone()[0])", path)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python3: %v\n%s", err, out)
