@@ -57,6 +57,9 @@ func TestOptimizeStorageConvertsLegacy(t *testing.T) {
 	db.Close()
 	db = MustOpenPath(t, path)
 	checkIntegrity(t, raw)
+	if v, _, _ := db.Meta(ctx, "fts_storage_version"); v != "3" {
+		t.Errorf("after reopening, fts_storage_version = %q", v)
+	}
 }
 
 // TestMergeFTS: a write that completes a cadence of writes runs Hermes'

@@ -119,7 +119,6 @@ func (st styles) bold(s string) string    { return sgr("1", s) }
 func (st styles) faint(s string) string   { return sgr("2", s) }
 func (st styles) reverse(s string) string { return sgr("7", s) }
 func (st styles) err(s string) string     { return st.colored("31", "1", s) }
-func (st styles) ok(s string) string      { return st.colored("32", "", s) }
 
 // role styles a message role: a colour per role, bold without colour.
 func (st styles) role(role, s string) string {
