@@ -559,3 +559,28 @@ func TestReadOnlyWithoutShm(t *testing.T) {
 		t.Errorf("mode %v, was %v", got.mode, before.mode)
 	}
 }
+
+func ExampleOpen_readOnly() {
+	dir, _ := os.MkdirTemp("", "sessiondb-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "state.db")
+
+	_, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
+	fmt.Println(errors.Is(err, sqlite.ErrNoDatabase))
+
+	w, _ := sqlite.Open(path, sqlite.Options{})
+	w.CreateSession(ctx, sessiondb.NewSession{ID: "s1", Source: "cli"})
+	w.Close()
+
+	db, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	_, total, _ := db.ListSessions(ctx, sessiondb.ListOptions{})
+	_, err = db.CreateSession(ctx, sessiondb.NewSession{ID: "s2", Source: "cli"})
+	fmt.Println(total, sessiondb.ErrorCode(err))
+	// Output:
+	// true
+	// 1 permission
+}
