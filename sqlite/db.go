@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -52,6 +53,20 @@ type Options struct {
 	WritePatience time.Duration
 	// Now is the clock, in tests a fixed one. Default time.Now.
 	Now func() time.Time
+	// ReadOnly opens an existing database without ever writing to it: no
+	// migration, no chmod, no journal-mode switch, no identity stamping, no
+	// index backfill or merge, no moving an invalid file aside. A missing or
+	// empty file is an error (ErrNoDatabase); a file at an older schema is
+	// refused with the advice to run `sessiondb init`; every write method
+	// returns EPERM. Where SQLite would have to create or write the -shm of
+	// a WAL file and cannot (a directory or mount the user cannot write),
+	// the file is read as an immutable snapshot, but only when no process
+	// has it open and its WAL holds nothing (see Immutable).
+	ReadOnly bool
+	// NoCreate makes Open of a writable handle fail with ErrNoDatabase
+	// instead of creating a missing (or initialising an empty) database;
+	// an invalid state.db is then not moved aside either.
+	NoCreate bool
 }
 
 // DB is a session store on one SQLite file. It is safe for concurrent use.
@@ -76,6 +91,8 @@ type DB struct {
 	group groupCommit // coalesces concurrent appends
 
 	quarantined string // where Open moved an invalid file, if it did
+	readOnly    bool   // opened with Options.ReadOnly: every write is refused
+	immutable   bool   // read with SQLite's immutable=1 (see Immutable)
 }
 
 var _ sessiondb.Store = (*DB)(nil)
@@ -93,7 +110,10 @@ func DefaultPath() (string, error) {
 }
 
 // Open opens (creating if needed) the database at path, upgrades its schema
-// to the newest Hermes layout and returns the store.
+// to the newest Hermes layout and returns the store. A file at the current
+// layout is not written at all. With opts.ReadOnly nothing is ever written
+// (see Options). Every mode refuses a SQLite file of another application
+// (ErrForeign) before touching it.
 func Open(path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -122,17 +142,34 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "database path %q: %v", path, err)
 	}
+	if opts.ReadOnly {
+		return openReadOnly(abs, opts)
+	}
 	// Hermes moves a zero-byte or headerless state.db aside and starts
 	// afresh (STORAGE.md §4.7). It must run before any connection opens.
 	// Other file names are the user's own files: they get an error instead.
 	var moved string
-	if filepath.Base(abs) == "state.db" {
+	if filepath.Base(abs) == "state.db" && !opts.NoCreate {
 		if moved, err = QuarantineInvalid(abs); err != nil {
 			return nil, err
 		}
 	}
-	if err := prepareFile(abs); err != nil {
+	if err := prepareFile(abs, !opts.NoCreate); err != nil {
 		return nil, err
+	}
+	// Look before writing: another application's file is refused, and
+	// NoCreate refuses a database without tables.
+	facts, err := inspect(context.Background(), abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := facts.refuse(abs, opts.NoCreate); err != nil {
+		return nil, err
+	}
+	// SQLite would open a file it cannot write read-only without a word,
+	// and a current file would then fail only at its first write.
+	if err := syscall.Access(abs, accessW); err != nil {
+		return nil, fileErr("open "+abs+" for writing: cannot write "+abs, err)
 	}
 
 	db := &DB{path: abs, now: opts.Now, patience: opts.WritePatience, quarantined: moved}
@@ -175,7 +212,15 @@ func (db *DB) open(mode string) error {
 	db.journalMode = jm
 	chmodFiles(db.path)
 
-	if err := db.migrate(ctx); err != nil {
+	// A file at the current layout is left as it is: no write transaction,
+	// no rewritten trigger, no schema cookie bump for other processes.
+	layout, current, err := schemaCurrent(ctx, db.write)
+	if err != nil {
+		return db.mapErr("read the schema of "+db.path, err)
+	}
+	if current {
+		db.setLayout(layout)
+	} else if err := db.migrate(ctx); err != nil {
 		return err
 	}
 	if err := db.ensureIdentity(ctx); err != nil {
@@ -214,14 +259,24 @@ func (db *DB) Path() string { return db.path }
 // JournalMode returns the journal mode SQLite reported for the file.
 func (db *DB) JournalMode() string { return db.journalMode }
 
-// Close checkpoints the WAL (PASSIVE; not once writes were halted) and
-// closes every connection.
+// ReadOnly reports whether the handle was opened with Options.ReadOnly.
+func (db *DB) ReadOnly() bool { return db.readOnly }
+
+// Immutable reports whether a read-only handle reads the file as an
+// immutable snapshot (SQLite's immutable=1): the file is in WAL mode, this
+// user cannot create or write its -shm, and when Open looked no process had
+// it open and its WAL held nothing. Such a handle takes no locks and does
+// not see later writes: keep it for a short read, and say so to the user.
+func (db *DB) Immutable() bool { return db.immutable }
+
+// Close checkpoints the WAL (PASSIVE; not once writes were halted, never on
+// a read-only handle) and closes every connection.
 func (db *DB) Close() error {
 	var errs []error
 	if db.read != db.write {
 		errs = append(errs, db.read.Close())
 	}
-	if db.journalMode == "wal" && db.halted.Load() == nil {
+	if db.journalMode == "wal" && db.halted.Load() == nil && !db.readOnly {
 		_, _ = db.write.Exec("PRAGMA wal_checkpoint(PASSIVE)")
 	}
 	errs = append(errs, db.write.Close())
@@ -258,29 +313,32 @@ func dsn(path string, q url.Values) string {
 }
 
 // prepareFile creates the database directory (0700) and file (0600) when
-// they are missing and checks that path can be a database. It opens no file
-// descriptor on an existing database: closing one would drop the POSIX locks
-// of any SQLite connection this process holds on it.
-func prepareFile(path string) error {
+// they are missing and create is set, and checks that path can be a
+// database. It opens no file descriptor on an existing database: closing
+// one would drop the POSIX locks of any SQLite connection this process
+// holds on it.
+func prepareFile(path string, create bool) error {
 	dir := filepath.Dir(path)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && create {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return sessiondb.Errorf(sessiondb.EINVALID, "create database directory %s: %v", dir, err)
+			return fileErr("create database directory "+dir, err)
 		}
 	}
 	fi, err := os.Lstat(path)
 	switch {
+	case errors.Is(err, os.ErrNotExist) && !create:
+		return noDatabase(path, "")
 	case errors.Is(err, os.ErrNotExist):
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow|syscallCloexec, 0o600)
 		if err != nil {
 			if errors.Is(err, os.ErrExist) {
 				return nil // a sibling process created it first
 			}
-			return sessiondb.Errorf(sessiondb.EINVALID, "create database %s: %v", path, err)
+			return fileErr("create database "+path, err)
 		}
 		return f.Close()
 	case err != nil:
-		return sessiondb.Errorf(sessiondb.EINVALID, "database %s: %v", path, err)
+		return fileErr("database "+path, err)
 	case fi.IsDir():
 		return sessiondb.Errorf(sessiondb.EINVALID, "database %s is a directory, not a file; pass --db with a file path", path)
 	case fi.Mode()&os.ModeSymlink != 0:
@@ -473,6 +531,9 @@ func (db *DB) writeOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if e := db.halted.Load(); e != nil {
 		return e
 	}
+	if err := db.writable(); err != nil {
+		return err
+	}
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return beginError{err}
@@ -520,9 +581,32 @@ func isFTSCorrupt(err error) bool {
 	return se.Code == sqlite3.ErrCorrupt && (strings.HasPrefix(msg, "fts5:") || strings.Contains(msg, "messages_fts"))
 }
 
+// writable refuses a write on a read-only handle.
+func (db *DB) writable() error {
+	if !db.readOnly {
+		return nil
+	}
+	return sessiondb.Errorf(sessiondb.EPERM, "database %s was opened read-only; nothing was written. Open it without ReadOnly to write", db.path)
+}
+
+// fileErr translates an error of the file system (creating the directory or
+// the file, stat) into a *sessiondb.Error: EPERM for a permission problem or
+// a read-only file system, EINTERNAL for any other I/O error.
+func fileErr(op string, err error) error {
+	if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return &sessiondb.Error{Code: sessiondb.EPERM, Err: err, Message: fmt.Sprintf("%s: %v; check the permissions of the file and its directory", op, err)}
+	}
+	return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: fmt.Sprintf("%s: %v", op, err)}
+}
+
 // mapErr translates a driver error into a *sessiondb.Error by result code.
 // Errors that already are *sessiondb.Error pass through unchanged.
 func (db *DB) mapErr(op string, err error) error {
+	return mapErr(db.path, db.readOnly, op, err)
+}
+
+// mapErr is DB.mapErr for the database at path, before a DB exists.
+func mapErr(path string, readOnly bool, op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -539,17 +623,21 @@ func (db *DB) mapErr(op string, err error) error {
 	}
 	switch se.Code {
 	case sqlite3.ErrBusy, sqlite3.ErrLocked:
-		return &sessiondb.Error{Code: sessiondb.EBUSY, Err: err, Message: fmt.Sprintf("%s: database %s is locked by another process (%v); try again", op, db.path, err)}
+		return &sessiondb.Error{Code: sessiondb.EBUSY, Err: err, Message: fmt.Sprintf("%s: database %s is locked by another process (%v); try again", op, path, err)}
 	case sqlite3.ErrCorrupt, sqlite3.ErrNotADB:
 		return &sessiondb.Error{Code: sessiondb.ECORRUPT, Err: err, Message: fmt.Sprintf(
-			"%s: database %s is damaged (%v); nothing was written. Copy what can be saved with `sessiondb recover`", op, db.path, err)}
+			"%s: database %s is damaged (%v); nothing was written. Copy what can be saved with `sessiondb recover`", op, path, err)}
 	case sqlite3.ErrReadonly, sqlite3.ErrPerm, sqlite3.ErrCantOpen, sqlite3.ErrAuth:
-		return &sessiondb.Error{Code: sessiondb.EINVALID, Err: err, Message: fmt.Sprintf("%s: cannot write %s (%v); check the permissions of the file and its directory", op, db.path, err)}
+		verb := "write"
+		if readOnly {
+			verb = "read"
+		}
+		return &sessiondb.Error{Code: sessiondb.EPERM, Err: err, Message: fmt.Sprintf("%s: cannot %s %s (%v); check the permissions of the file, its directory and its -wal and -shm files", op, verb, path, err)}
 	case sqlite3.ErrFull:
-		return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: fmt.Sprintf("%s: disk full writing %s; nothing was written", op, db.path)}
+		return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: fmt.Sprintf("%s: disk full writing %s; nothing was written", op, path)}
 	case sqlite3.ErrIoErr:
 		return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: fmt.Sprintf(
-			"%s: the system reported an I/O error on %s (%v); check the disk (dmesg), then try again; `sessiondb doctor` checks the file", op, db.path, err)}
+			"%s: the system reported an I/O error on %s (%v); check the disk (dmesg), then try again; `sessiondb doctor` checks the file", op, path, err)}
 	case sqlite3.ErrTooBig:
 		return &sessiondb.Error{Code: sessiondb.EINVALID, Err: err, Message: op + ": value too large for SQLite"}
 	}

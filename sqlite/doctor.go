@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/sessiondb/sessiondb"
 )
 
 // Check statuses.
@@ -46,27 +48,21 @@ func (d *Diagnosis) add(name, status, detail, fix string) {
 // Diagnose inspects a database without changing it: it opens the file
 // read-only, runs no migration and takes no write lock (the lock probe
 // rolls back at once). With full it runs integrity_check instead of
-// quick_check.
+// quick_check. A SQLite file of another application gets one failed check
+// saying so and nothing else; a missing file is an error (ErrNoDatabase).
 func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
 	d := &Diagnosis{Path: abs, Healthy: true}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("database %s: %w", abs, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("database %s is not a regular file", abs)
-	}
-	db, err := sql.Open(driverName, dsn(abs, url.Values{"mode": {"ro"}, "_busy_timeout": {"2000"}}))
-	if err != nil {
+	if err := checkExisting(abs); err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fileErr("database "+abs, err)
+	}
 	sizes := []string{fmt.Sprintf("%s %d bytes", filepath.Base(abs), fi.Size())}
 	for _, suffix := range []string{"-wal", "-shm"} {
 		if s, err := os.Stat(abs + suffix); err == nil {
@@ -75,9 +71,40 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 	}
 	d.add("files", CheckOK, strings.Join(sizes, ", "), "")
 
+	// What the file is decides everything else; another application's
+	// file gets no further look (and no -wal or -shm left next to it).
+	facts, ierr := inspect(ctx, abs)
+	if ierr != nil && sessiondb.ErrorCode(ierr) != sessiondb.EPERM {
+		d.add("schema", CheckFail, fmt.Sprintf("cannot read the schema: %v", ierr), recoverFix(ierr, abs))
+		return d, nil
+	}
+	if ierr == nil && !d.hermesFile(facts) {
+		return d, nil
+	}
+	db, immutable, err := openReadPool(ctx, abs, facts.walFormat)
+	if err != nil {
+		d.add("access", CheckFail, err.Error(), "")
+		return d, nil
+	}
+	defer db.Close()
+	if immutable {
+		d.add("access", CheckWarn, "read as an immutable snapshot: this user cannot create or write the -shm of the WAL file (no process had it open)", "")
+	}
+	if ierr != nil {
+		if err := facts.read(ctx, db); err != nil {
+			err = mapErr(abs, true, "read the schema of "+abs, err)
+			d.add("schema", CheckFail, fmt.Sprintf("cannot read the schema: %v", err), recoverFix(err, abs))
+			return d, nil
+		}
+		if !d.hermesFile(facts) {
+			return d, nil
+		}
+	}
+
 	var version int
 	if err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&version); err != nil {
-		d.add("schema", CheckFail, fmt.Sprintf("cannot read the schema: %v", err), "sessiondb recover --source "+abs+" --output NEW.db")
+		err = mapErr(abs, true, "read the schema version of "+abs, err)
+		d.add("schema", CheckFail, fmt.Sprintf("cannot read the schema: %v", err), recoverFix(err, abs))
 		return d, nil
 	}
 	switch {
@@ -179,6 +206,30 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 	}
 	d.add(lockCheck(ctx, abs))
 	return d, nil
+}
+
+// hermesFile adds the failed check for a file that is not a Hermes
+// state.db (another application's, or an empty one) and reports whether
+// the file is one.
+func (d *Diagnosis) hermesFile(f *fileFacts) bool {
+	if why := f.foreign(); why != "" {
+		d.add("schema", CheckFail, "not a Hermes state.db: a SQLite database of another application ("+why+"); sessiondb will not change it", "")
+		return false
+	}
+	if f.empty {
+		d.add("schema", CheckFail, "not a Hermes state.db yet: an empty SQLite file", "sessiondb init")
+		return false
+	}
+	return true
+}
+
+// recoverFix is the fix for a schema that cannot be read: recover, only
+// when the file is damaged.
+func recoverFix(err error, path string) string {
+	if sessiondb.ErrorCode(err) == sessiondb.ECORRUPT {
+		return "sessiondb recover --source " + path + " --output NEW.db"
+	}
+	return ""
 }
 
 func pragmaCheck(ctx context.Context, db *sql.DB, pragma string) []string {
@@ -283,6 +334,9 @@ func networkFS(fs string) bool {
 func (db *DB) Checkpoint(ctx context.Context) error {
 	if db.journalMode != "wal" {
 		return nil
+	}
+	if err := db.writable(); err != nil {
+		return err
 	}
 	_, err := db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 	return db.mapErr("checkpoint", err)

@@ -259,8 +259,7 @@ func ensureCJK(ctx context.Context, tx *sql.Tx, objs schemaObjects, restore bool
 // same, so no rebuild is needed.
 func replaceBroadUpdateTriggers(ctx context.Context, tx *sql.Tx, objs schemaObjects, names ...string) error {
 	for _, n := range names {
-		s := strings.ToUpper(normSQL(objs[n]))
-		if strings.Contains(s, "AFTER UPDATE ON ") && !strings.Contains(s, "AFTER UPDATE OF ") {
+		if broadUpdate(objs, n) {
 			if err := dropTriggers(ctx, tx, n); err != nil {
 				return err
 			}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -17,8 +16,12 @@ const keyGeneration = "db_file_generation"
 // ensureIdentity mints the file's identity the way Hermes does, only when it
 // is absent: state_meta.db_file_generation (a uuid4 hex, first writer wins)
 // and PRAGMA application_id derived from it. Neither is ever changed: Hermes
-// treats a changed application_id as a replaced file and stops writing.
+// treats a changed application_id as a replaced file and stops writing. A
+// file that has both takes no write transaction.
 func (db *DB) ensureIdentity(ctx context.Context) error {
+	if stamped, err := identityStamped(ctx, db.write); err != nil || stamped {
+		return db.mapErr("read the file identity of "+db.path, err)
+	}
 	return db.writeTx(ctx, 0, "stamp file identity of "+db.path, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO state_meta (key, value) VALUES (?, ?)", keyGeneration, uuid4Hex()); err != nil {
 			return err
@@ -31,20 +34,32 @@ func (db *DB) ensureIdentity(ctx context.Context) error {
 		if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
 			return err
 		}
-		if appID != 0 || len(token) < 8 {
-			return nil
+		// A foreign token Hermes cannot derive from leaves the id unset,
+		// as Hermes would.
+		if derived := derivedAppID(token); appID == 0 && derived != 0 {
+			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id=%d", derived))
+			return err
 		}
-		n, err := strconv.ParseUint(token[:8], 16, 32)
-		if err != nil {
-			return nil // a foreign token we cannot derive from: leave the id unset, as Hermes would fail to
-		}
-		appID = int64(n & 0x7FFFFFFF)
-		if appID == 0 {
-			appID = 1
-		}
-		_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id=%d", appID))
-		return err
+		return nil
 	})
+}
+
+// identityStamped reports whether ensureIdentity has nothing to do: the
+// token is there and the application_id is set (or cannot be derived).
+func identityStamped(ctx context.Context, q querier) (bool, error) {
+	var token sql.NullString
+	err := q.QueryRowContext(ctx, "SELECT value FROM state_meta WHERE key = ?", keyGeneration).Scan(&token)
+	if err == sql.ErrNoRows {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var appID int64
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return false, err
+	}
+	return appID != 0 || derivedAppID(token.String) == 0, nil
 }
 
 // fileIdentity is what a handle knows of the file it opened, to tell it

@@ -240,6 +240,9 @@ func (db *DB) vacuum(ctx context.Context, rep *MaintenanceReport) error {
 		rep.SizeAfter = rep.SizeBefore
 		return nil
 	}
+	if err := db.writable(); err != nil {
+		return err
+	}
 	if _, err := db.write.ExecContext(ctx, "VACUUM"); err != nil {
 		return db.mapErr("vacuum "+db.path, err)
 	}

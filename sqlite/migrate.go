@@ -93,15 +93,25 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	return db.writeTx(ctx, 0, "upgrade schema of "+db.path, func(tx *sql.Tx) error {
-		layout, err := migrateTx(ctx, tx)
+		// Another process may have upgraded the file since Open looked.
+		layout, current, err := schemaCurrent(ctx, tx)
 		if err != nil {
 			return err
 		}
-		db.mu.Lock()
-		db.layout = layout
-		db.mu.Unlock()
+		if !current {
+			if layout, err = migrateTx(ctx, tx); err != nil {
+				return err
+			}
+		}
+		db.setLayout(layout)
 		return nil
 	})
+}
+
+func (db *DB) setLayout(l ftsLayout) {
+	db.mu.Lock()
+	db.layout = l
+	db.mu.Unlock()
 }
 
 func migrateTx(ctx context.Context, tx *sql.Tx) (ftsLayout, error) {

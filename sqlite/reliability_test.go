@@ -1078,7 +1078,7 @@ func readOnlyOpen(path string) readOnlyResult {
 }
 
 // testReadOnly opens a 0400 database owned by the opening user: it must
-// fail with EINVALID naming the file and the permission problem, write
+// fail with EPERM naming the file and the permission problem, write
 // nothing, and leave the file's mode alone.
 func testReadOnly(t *testing.T, journal string) {
 	nobody := 65534
@@ -1138,8 +1138,8 @@ func testReadOnly(t *testing.T, journal string) {
 		}
 	}
 	t.Logf("uid %d: %s", res.UID, res.Message)
-	if res.Code != sessiondb.EINVALID {
-		t.Errorf("open of a read-only file: code %q (%s), want %q", res.Code, res.Message, sessiondb.EINVALID)
+	if res.Code != sessiondb.EPERM {
+		t.Errorf("open of a read-only file: code %q (%s), want %q", res.Code, res.Message, sessiondb.EPERM)
 	}
 	for _, s := range []string{path, "cannot write", "permissions"} {
 		if !strings.Contains(res.Message, s) {

@@ -439,6 +439,9 @@ func (e errDamagedIndex) Error() string { return "search index " + string(e) + "
 // integrity-check while every problem quick_check finds is inside an FTS
 // index) from structural damage elsewhere, which must not be papered over.
 func (db *DB) indexDamaged(ctx context.Context, table string) bool {
+	if db.readOnly {
+		return false // the check writes, and a read-only handle cannot repair
+	}
 	_, err := db.write.ExecContext(ctx, "INSERT INTO "+table+"("+table+") VALUES('integrity-check')")
 	var se sqlite3.Error
 	if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrCorrupt {

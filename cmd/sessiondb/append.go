@@ -103,7 +103,7 @@ Examples:
 			if setTokens {
 				m.TokenCount = &tokenCount
 			}
-			db, sid, err := e.openSession(ctx, arg)
+			db, sid, err := e.openSessionWrite(ctx, arg, true)
 			if err != nil {
 				return err
 			}
@@ -171,7 +171,7 @@ func appendJSONL(ctx context.Context, e *env, path string) error {
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	db, err := e.open()
+	db, err := e.openWrite(true)
 	if err != nil {
 		return err
 	}

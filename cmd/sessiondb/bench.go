@@ -169,7 +169,7 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 			queries = append(queries, benchQuery{q.Label, q.Query})
 		}
 	}
-	db, err := e.open()
+	db, err := e.openWrite(true)
 	if err != nil {
 		return err
 	}
@@ -955,7 +955,7 @@ func (o *benchOptions) runWorker(ctx context.Context, e *env) error {
 	if err != nil {
 		return sessiondb.Errorf(sessiondb.EINVALID, "%v", err)
 	}
-	db, err := e.open()
+	db, err := e.openWrite(true)
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,9 @@ import (
 
 func init() { commands["bench"] = newBenchCommand }
 
-// TestMain lets this test binary stand in for sessiondb as a bench worker:
-// `bench --procs N` re-runs its own executable with benchWorkerEnv set.
+// TestMain lets this test binary stand in for sessiondb when benchWorkerEnv
+// is set: `bench --procs N` re-runs its own executable as its workers, and
+// TestReadOnlyFile runs commands as another user.
 func TestMain(m *testing.M) {
 	if os.Getenv(benchWorkerEnv) != "" {
 		os.Exit(Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -64,7 +64,7 @@ Examples:
 					return usagef("--export-dir %q is not a directory", exportDir)
 				}
 			}
-			db, err := e.open()
+			db, err := e.openBrowse()
 			if err != nil {
 				return err
 			}

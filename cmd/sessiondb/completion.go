@@ -181,7 +181,7 @@ func newCompleteCommand() *command {
 			if len(args) != 1 || args[0] != "sessions" {
 				return usagef("__complete sessions")
 			}
-			db, err := e.open()
+			db, err := e.openRead()
 			if err != nil {
 				return err
 			}

@@ -93,7 +93,7 @@ func needsFix(d *sqlite.Diagnosis) bool {
 // and restores a stale CJK index, the backfill finishes pending indexing, a
 // damaged or detached index is rebuilt, and the WAL is checkpointed.
 func applyFixes(ctx context.Context, e *env, d *sqlite.Diagnosis) ([]string, error) {
-	db, err := e.open()
+	db, err := e.openWrite(false)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ Examples:
 			if reason == "" {
 				return usagef("--reason is required")
 			}
-			db, id, err := e.openSession(ctx, arg)
+			db, id, err := e.openSessionWrite(ctx, arg, false)
 			if err != nil {
 				return err
 			}
@@ -57,7 +57,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			db, id, err := e.openSession(ctx, arg)
+			db, id, err := e.openSessionWrite(ctx, arg, false)
 			if err != nil {
 				return err
 			}

@@ -95,9 +95,9 @@ Examples:
 			var db *sqlite.DB
 			sel := sqlite.ExportSelection{Lineage: lineage, Source: source}
 			if session != "" {
-				db, sel.SessionID, err = e.openSession(ctx, session)
+				db, sel.SessionID, err = e.openSessionRead(ctx, session)
 			} else {
-				db, err = e.open()
+				db, err = e.openRead()
 			}
 			if err != nil {
 				return err

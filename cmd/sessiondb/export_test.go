@@ -15,7 +15,9 @@ func init() {
 	commands["import"] = newImportCommand
 }
 
-// fixtureDB copies a Hermes fixture database into a temporary directory.
+// fixtureDB copies a Hermes fixture database into a temporary directory
+// and upgrades the copy with `sessiondb init`, as a user would: read
+// commands refuse a file at an older schema.
 func fixtureDB(t *testing.T, name string) string {
 	t.Helper()
 	in, err := os.Open(filepath.Join("..", "..", "..", "shared", "fixtures", name))
@@ -34,6 +36,7 @@ func fixtureDB(t *testing.T, name string) string {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
+	mustCLI(t, dst, "init")
 	return dst
 }
 

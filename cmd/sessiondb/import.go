@@ -62,7 +62,7 @@ Examples:
 				return err
 			}
 			defer r.Close()
-			db, err := e.open()
+			db, err := e.openWrite(true)
 			if err != nil {
 				return err
 			}

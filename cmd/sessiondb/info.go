@@ -31,7 +31,7 @@ Examples:
 			if len(args) > 0 {
 				return usagef("info takes no arguments")
 			}
-			db, err := e.open()
+			db, err := e.openRead()
 			if err != nil {
 				return err
 			}

@@ -33,7 +33,7 @@ Examples:
 			if len(args) > 0 {
 				return usagef("init takes no arguments")
 			}
-			db, err := e.open()
+			db, err := e.openWrite(true)
 			if err != nil {
 				return err
 			}

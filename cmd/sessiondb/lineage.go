@@ -33,7 +33,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			db, id, err := e.openSession(ctx, arg)
+			db, id, err := e.openSessionRead(ctx, arg)
 			if err != nil {
 				return err
 			}

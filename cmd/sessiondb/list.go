@@ -62,7 +62,7 @@ Examples:
 			if all {
 				o.IncludeArchived, o.IncludeHidden, o.IncludeChildren, o.RawChains = true, true, true, true
 			}
-			db, err := e.open()
+			db, err := e.openRead()
 			if err != nil {
 				return err
 			}

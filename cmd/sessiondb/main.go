@@ -168,6 +168,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitError
 	}
 	fmt.Fprintf(stderr, "sessiondb %s: %v\n", cmd.name, err)
+	if errors.Is(err, sqlite.ErrNoDatabase) {
+		return exitError // no database at all, not a missing session
+	}
 	switch sessiondb.ErrorCode(err) {
 	case sessiondb.ENOTFOUND:
 		return exitNotFound
@@ -255,13 +258,31 @@ func (e *env) path() (string, error) {
 	return sqlite.DefaultPath()
 }
 
-// open opens the database the command line names.
-func (e *env) open() (*sqlite.DB, error) {
+// openRead opens the database the command line names for reading only:
+// nothing is migrated, chmodded or written, and a missing file is an error
+// naming the path and the fixes. Read commands use it.
+func (e *env) openRead() (*sqlite.DB, error) {
 	path, err := e.path()
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlite.Open(path, sqlite.Options{})
+	db, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
+	if err == nil && db.Immutable() {
+		fmt.Fprintf(e.stderr, "sessiondb: note: %s was read as an immutable snapshot: it is in WAL mode and this user cannot create or write its -shm; no other process had it open\n", db.Path())
+	}
+	return db, err
+}
+
+// openWrite opens the database the command line names for writing,
+// upgrading an older schema. Only with create (init, new, append, import,
+// bench) is a missing file created; other write commands get the same
+// error as read commands.
+func (e *env) openWrite(create bool) (*sqlite.DB, error) {
+	path, err := e.path()
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(path, sqlite.Options{NoCreate: !create})
 	if err == nil && db.Quarantined() != "" {
 		fmt.Fprintf(e.stderr, "sessiondb: %s was not a SQLite database; it was moved to %s and a fresh database created. Inspect it with `sessiondb recover --source %s --output NEW.db`\n",
 			path, db.Quarantined(), db.Quarantined())
@@ -288,19 +309,30 @@ func resolve(ctx context.Context, db *sqlite.DB, arg string) (string, error) {
 	return "", err
 }
 
-// openSession opens the database and resolves the session argument; the
-// caller closes the database.
-func (e *env) openSession(ctx context.Context, arg string) (*sqlite.DB, string, error) {
-	db, err := e.open()
-	if err != nil {
-		return nil, "", err
+// openSessionRead opens the database read-only (openRead) and resolves the
+// session argument; the caller closes the database.
+func (e *env) openSessionRead(ctx context.Context, arg string) (*sqlite.DB, string, error) {
+	return withSession(ctx, arg)(e.openRead())
+}
+
+// openSessionWrite opens the database for writing (openWrite) and
+// resolves the session argument; the caller closes the database.
+func (e *env) openSessionWrite(ctx context.Context, arg string, create bool) (*sqlite.DB, string, error) {
+	return withSession(ctx, arg)(e.openWrite(create))
+}
+
+func withSession(ctx context.Context, arg string) func(*sqlite.DB, error) (*sqlite.DB, string, error) {
+	return func(db *sqlite.DB, err error) (*sqlite.DB, string, error) {
+		if err != nil {
+			return nil, "", err
+		}
+		id, err := resolve(ctx, db, arg)
+		if err != nil {
+			db.Close()
+			return nil, "", err
+		}
+		return db, id, nil
 	}
-	id, err := resolve(ctx, db, arg)
-	if err != nil {
-		db.Close()
-		return nil, "", err
-	}
-	return db, id, nil
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -106,7 +106,7 @@ Examples:
 // maintenance opens the database, runs fn with a progress bar and prints
 // its report.
 func maintenance(ctx context.Context, e *env, asJSON bool, fn func(*sqlite.DB, *progress) (*sqlite.MaintenanceReport, error)) error {
-	db, err := e.open()
+	db, err := e.openWrite(false)
 	if err != nil {
 		return err
 	}

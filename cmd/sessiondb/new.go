@@ -44,7 +44,7 @@ Examples:
 			if ns.Source == "" {
 				return usagef("--source is required")
 			}
-			db, err := e.open()
+			db, err := e.openWrite(true)
 			if err != nil {
 				return err
 			}

@@ -63,7 +63,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			db, err := e.open()
+			db, err := e.openWrite(false)
 			if err != nil {
 				return err
 			}
@@ -151,7 +151,7 @@ Examples:
 			if len(args) == 0 {
 				return usagef("missing SESSION")
 			}
-			db, err := e.open()
+			db, err := e.openWrite(false)
 			if err != nil {
 				return err
 			}
@@ -213,7 +213,7 @@ Examples:
 			if len(args) == 0 {
 				return usagef("missing SESSION")
 			}
-			db, err := e.open()
+			db, err := e.openWrite(false)
 			if err != nil {
 				return err
 			}
@@ -258,7 +258,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			db, id, err := e.openSession(ctx, arg)
+			db, id, err := e.openSessionWrite(ctx, arg, false)
 			if err != nil {
 				return err
 			}

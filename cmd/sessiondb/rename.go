@@ -26,7 +26,7 @@ Examples:
 			if len(args) < 1 {
 				return usagef("missing SESSION")
 			}
-			db, id, err := e.openSession(ctx, args[0])
+			db, id, err := e.openSessionWrite(ctx, args[0], false)
 			if err != nil {
 				return err
 			}

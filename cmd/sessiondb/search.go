@@ -80,7 +80,7 @@ Examples:
 				o.ExcludeSources = excl
 			}
 			o.Roles, o.IncludeReasoning, o.IncludeInactive = roles, reasoning, inac
-			db, err := e.open()
+			db, err := e.openRead()
 			if err != nil {
 				return err
 			}

@@ -51,7 +51,7 @@ Examples:
 					return err
 				}
 			}
-			db, err := e.open()
+			db, err := e.openRead()
 			if err != nil {
 				return err
 			}
