@@ -103,7 +103,8 @@ func applyFixes(ctx context.Context, e *env, d *sqlite.Diagnosis) ([]string, err
 	for _, c := range d.Checks {
 		rebuild = rebuild || c.Fix == "sessiondb rebuild-fts"
 	}
-	bar := newProgress(e.stderr, "indexing")
+	bar := newProgress(e.stderr, "repairing")
+	defer bar.done()
 	if restored, err := db.RestoreCJK(ctx, bar.update); err != nil {
 		return fixed, err
 	} else if restored {

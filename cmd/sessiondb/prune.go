@@ -78,7 +78,13 @@ Examples:
 					return err
 				}
 				o.DryRun = false
-				if cands, err = db.Prune(ctx, o); err != nil {
+				// Prune deletes in one transaction, with no progress to
+				// report: a spinner shows it is working.
+				bar := newProgress(e.stderr, "pruning")
+				bar.spin()
+				cands, err = db.Prune(ctx, o)
+				bar.done()
+				if err != nil {
 					return err
 				}
 			}
@@ -173,7 +179,13 @@ Examples:
 				return err
 			}
 			var deleted []string
-			for _, id := range ids {
+			bar := newProgress(e.stderr, "deleting")
+			defer bar.done()
+			bar.spin() // a bar once the first of many is deleted
+			for i, id := range ids {
+				if i > 0 {
+					bar.update(int64(i), int64(len(ids)))
+				}
 				d, err := db.DeleteSession(ctx, id)
 				if sessiondb.ErrorCode(err) == sessiondb.ENOTFOUND {
 					continue // already deleted as another argument's subagent run
@@ -183,6 +195,7 @@ Examples:
 				}
 				deleted = append(deleted, d...)
 			}
+			bar.done()
 			if asJSON {
 				return writeJSON(e.stdout, map[string]any{"deleted": nonNil(deleted)})
 			}

@@ -70,6 +70,7 @@ Examples:
 				}
 			}
 			bar := newProgress(e.stderr, "recovering")
+			bar.spin() // until the copy of the source's files is made and rows are counted
 			rep, err := sqlite.Recover(ctx, source, output, sqlite.RecoverOptions{AllowPartial: allowPartial, Progress: bar.update})
 			bar.done()
 			if rep != nil && reportPath != "" {
