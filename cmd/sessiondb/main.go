@@ -42,6 +42,8 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	dbPath         string
+	color          colorMode // --color: auto (the default), always or never
+	noPager        bool      // --no-pager
 }
 
 // command is one subcommand: its flags are registered by flags, and run
@@ -105,7 +107,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	global := flag.NewFlagSet("sessiondb", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
-	global.StringVar(&e.dbPath, "db", "", "")
+	globalFlags(global, e)
 	showVersion := global.Bool("version", false, "")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -144,7 +146,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd := mk()
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&e.dbPath, "db", e.dbPath, "")
+	globalFlags(fs, e)
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
@@ -179,6 +181,14 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	return exitError
+}
+
+// globalFlags registers the options every command takes, before its name
+// (like --db) or after it.
+func globalFlags(fs *flag.FlagSet, e *env) {
+	fs.StringVar(&e.dbPath, "db", e.dbPath, "")
+	fs.Var(&e.color, "color", "")
+	fs.BoolVar(&e.noPager, "no-pager", e.noPager, "")
 }
 
 // flagError marks errors from flag parsing.

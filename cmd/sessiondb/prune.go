@@ -95,12 +95,20 @@ Examples:
 			if dryRun {
 				verb = "would delete"
 			}
+			digits := 0
+			for _, c := range cands {
+				digits = max(digits, len(fmt.Sprint(c.MessageCount)))
+			}
+			t := &table{}
 			for _, c := range cands {
 				title := ""
 				if c.Title != nil {
-					title = "  " + *c.Title
+					title = *c.Title
 				}
-				fmt.Fprintf(e.stdout, "%s  %s  last active %s  %d messages%s\n", c.ID, c.Source, fmtTime(c.LastActive)[:16], c.MessageCount, title)
+				t.addText(c.ID, c.Source, "last active "+fmtTime(c.LastActive)[:16], fmt.Sprintf("%*d messages", digits, c.MessageCount), title)
+			}
+			if err := t.write(e.stdout); err != nil {
+				return err
 			}
 			_, err = fmt.Fprintf(e.stdout, "%s %d sessions\n", verb, len(cands))
 			return err

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/sessiondb/sessiondb"
@@ -96,7 +94,7 @@ Examples:
 			if len(hits) == 0 {
 				fmt.Fprintln(&b, "no matches")
 			}
-			hl := highlighter(e.stdout)
+			st := e.styles()
 			last := ""
 			for _, h := range hits {
 				if h.SessionID != last {
@@ -108,39 +106,16 @@ Examples:
 					if b.Len() > 0 {
 						b.WriteString("\n")
 					}
-					fmt.Fprintf(&b, "%s  %s  %s  %s\n", hl.bold(title), h.Source, fmtTime(h.SessionStarted)[:10], h.SessionID)
+					fmt.Fprintf(&b, "%s%s\n", st.bold(st.text(title)),
+						st.faint(fmt.Sprintf("  %s  %s  %s", h.Source, fmtTime(h.SessionStarted)[:10], h.SessionID)))
 				}
 				snippet := ""
 				if h.Snippet != nil {
-					snippet = strings.Join(strings.Fields(*h.Snippet), " ")
+					snippet = strings.Join(strings.Fields(st.text(*h.Snippet)), " ")
 				}
-				fmt.Fprintf(&b, "  [%d] %-9s %s\n", h.ID, h.Role, hl.match(snippet))
+				fmt.Fprintf(&b, "  %s %s %s\n", st.faint(fmt.Sprintf("[%d]", h.ID)), st.role(h.Role, h.Role)+fill(h.Role, 9), st.match(snippet))
 			}
-			_, err = io.WriteString(e.stdout, b.String())
-			return err
+			return e.page(b.String())
 		},
 	}
-}
-
-// colors renders emphasis with ANSI escapes on a terminal, never with
-// NO_COLOR set or when the output is piped.
-type colors struct{ on bool }
-
-func highlighter(w io.Writer) colors {
-	return colors{on: isTerminal(w) && os.Getenv("NO_COLOR") == ""}
-}
-
-func (c colors) bold(s string) string {
-	if !c.on {
-		return s
-	}
-	return "\x1b[1m" + s + "\x1b[0m"
-}
-
-// match turns the >>> <<< markers of a snippet into reverse video.
-func (c colors) match(s string) string {
-	if !c.on {
-		return s
-	}
-	return strings.NewReplacer(">>>", "\x1b[1;33m", "<<<", "\x1b[0m").Replace(s)
 }
