@@ -22,7 +22,8 @@ func newListCommand() *command {
 
 Lists conversations newest first as Title | Preview | Last Active | ID. A
 compression chain is shown once, as its live tip; subagent runs, archived
-and hidden sessions are left out unless asked for.
+and hidden sessions are left out unless asked for. A pinned session's title
+starts with "* ", an archived one's ends with "(archived)".
 
 Options:
   --source S           only sessions from source S (repeatable)

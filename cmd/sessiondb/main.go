@@ -239,10 +239,20 @@ func printUsage(w io.Writer) {
 	fmt.Fprint(w, `sessiondb manages a Hermes-compatible session database (state.db).
 
 Usage:
-  sessiondb [--db PATH] COMMAND [options] [arguments]
+  sessiondb [--db PATH] [--color WHEN] [--no-pager] COMMAND [options] [arguments]
   sessiondb --version
 
 The database is --db PATH, else $HERMES_HOME/state.db, else ~/.hermes/state.db.
+
+Options for every command (before or after its name):
+  --db PATH      the database file
+  --color WHEN   auto (default): colour when stdout is a terminal and NO_COLOR
+                 is unset or empty; always; or never. --json never has colour
+  --no-pager     print show and search directly instead of through $PAGER
+
+On a terminal, show and search page long output with $PAGER (default
+"less -FRX"; an empty PAGER or PAGER=cat prints directly), and long work
+draws its progress on stderr. Piped output is plain text, without colour.
 
 Commands:
 `)

@@ -29,8 +29,10 @@ func newSearchCommand() *command {
 
 Searches every message the way Hermes does: words, "exact phrases", prefix*,
 AND/OR/NOT, hyphenated or dotted terms (chat-send, P2.2), and Chinese,
-Japanese or Korean text of any length. Hits are grouped by session; on a
-terminal the match is highlighted.
+Japanese or Korean text of any length. Hits are grouped by session. On a
+terminal the matches are highlighted and output taller than the screen goes
+through $PAGER; piped, or with --color=never or NO_COLOR, each match is
+marked >>>like this<<<, as in --json.
 
 Options:
   --source S           only sessions from source S (repeatable)
@@ -42,6 +44,7 @@ Options:
   --reasoning          also search assistant reasoning (slower: a full scan)
   --include-inactive   also search messages rewound out of the transcript
   --json               print the hits as a JSON array
+  --no-pager           print directly, never through $PAGER
 
 Examples:
   sessiondb search docker compose

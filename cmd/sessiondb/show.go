@@ -15,15 +15,17 @@ func newShowCommand() *command {
 	return &command{
 		name:     "show",
 		synopsis: "show a session and its messages",
-		usage: `Usage: sessiondb [--db PATH] show SESSION [--json] [--conversation]
+		usage: `Usage: sessiondb [--db PATH] show SESSION [--json] [--conversation] [--no-pager]
 
 Shows a session's details and its active messages. SESSION is an id or a
-unique id prefix.
+unique id prefix. On a terminal roles, tool calls and reasoning are in
+colour, and a transcript taller than the screen goes through $PAGER.
 
 Options:
   --json           print {"session": {...all columns...}, "messages": [...]}
   --conversation   print the messages as an OpenAI chat replay (JSON), with
                    the compression ancestors first
+  --no-pager       print directly, never through $PAGER
 
 Examples:
   sessiondb show 20260501_120000_abcdef
