@@ -114,6 +114,9 @@ Examples:
 			}
 			bar := newProgress(e.stderr, "exporting")
 			defer bar.done()
+			if out == nil && isTerminal(e.stdout) {
+				bar.on = false // the export itself scrolls past on the terminal
+			}
 			var done, total int64
 			if session == "" && bar.on {
 				// Sessions are what ExportSessions reports; the count is

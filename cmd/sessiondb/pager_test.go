@@ -119,7 +119,8 @@ func TestNoPagerWhenPiped(t *testing.T) {
 // 80x20): tall search output goes through PAGER in colour; NO_COLOR keeps
 // the markers and drops the colour; short output, --no-pager and a pipe
 // print directly, and the pipe gets no escapes; a maintenance command
-// draws its progress on the terminal and nothing into a file.
+// draws its progress on the terminal and nothing into a file. The program
+// is Run itself, by way of TestBrowseHelperProcess.
 func TestTerminalInTmux(t *testing.T) {
 	tmux := testenv.Program(t, "tmux", "to run sessiondb on a terminal")
 	bin, err := os.Executable()

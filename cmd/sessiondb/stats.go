@@ -62,8 +62,8 @@ Examples:
 			if asJSON {
 				return writeJSON(e.stdout, rows)
 			}
-			// Every column is right-aligned, with an empty last one, as the
-			// text/tabwriter table this replaced was.
+			// Every column aligns right; the empty last one pads the
+			// numbers' column.
 			t := &table{}
 			head := map[string][]string{sqlite.ByModel: {"Model", "Provider", "Task"}, sqlite.BySource: {"Source"}, sqlite.ByDay: {"Day"}, sqlite.ByTotal: {""}}[by]
 			st := e.styles()
