@@ -45,7 +45,7 @@ Keys:
 Options:
   --export-dir DIR   where e writes <id>.md (default: the current directory)
 
-Colours are left out when NO_COLOR is set.
+Colours are left out with --color=never or when NO_COLOR is set.
 
 Examples:
   sessiondb browse
@@ -76,7 +76,7 @@ Examples:
 				Path:      db.Path(),
 				ExportDir: exportDir,
 				Export:    exportMarkdown,
-				Color:     os.Getenv("NO_COLOR") == "",
+				Color:     e.styles().on,
 			})
 			p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithAltScreen(),
 				tea.WithInput(e.stdin), tea.WithOutput(e.stdout))

@@ -49,7 +49,7 @@ func commandFlags() map[string][]string {
 	for name, mk := range commands {
 		cmd := mk()
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
-		fs.String("db", "", "")
+		globalFlags(fs, &env{})
 		if cmd.flags != nil {
 			cmd.flags(fs)
 		}
@@ -82,7 +82,7 @@ _sessiondb() {
   cmd=""
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --db) ((i++)) ;;
+      --db|--color) ((i++)) ;;
       -*) ;;
       *) cmd="${COMP_WORDS[i]}"; break ;;
     esac

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/sessiondb/sessiondb/sqlite"
 )
@@ -70,7 +69,7 @@ Examples:
 					return err
 				}
 			} else {
-				printDiagnosis(e.stdout, d, fixed, highlighter(e.stdout))
+				printDiagnosis(e.stdout, d, fixed, e.styles())
 			}
 			if !d.Healthy {
 				return errUnhealthy
@@ -103,7 +102,8 @@ func applyFixes(ctx context.Context, e *env, d *sqlite.Diagnosis) ([]string, err
 	for _, c := range d.Checks {
 		rebuild = rebuild || c.Fix == "sessiondb rebuild-fts"
 	}
-	bar := newProgress(e.stderr, "indexing")
+	bar := newProgress(e.stderr, "repairing")
+	defer bar.done()
 	if restored, err := db.RestoreCJK(ctx, bar.update); err != nil {
 		return fixed, err
 	} else if restored {
@@ -127,24 +127,29 @@ func applyFixes(ctx context.Context, e *env, d *sqlite.Diagnosis) ([]string, err
 	return append(fixed, "checkpointed the WAL"), nil
 }
 
-func printDiagnosis(w io.Writer, d *sqlite.Diagnosis, fixed []string, c colors) {
+func printDiagnosis(w io.Writer, d *sqlite.Diagnosis, fixed []string, st styles) {
 	for _, f := range fixed {
-		fmt.Fprintf(w, "fixed: %s\n", f)
+		fmt.Fprintf(w, "%s %s\n", st.ok("fixed:"), f)
 	}
-	fmt.Fprintf(w, "%s\n", d.Path)
+	fmt.Fprintf(w, "%s\n", st.bold(d.Path))
 	for _, ch := range d.Checks {
-		mark := map[string]string{sqlite.CheckOK: "ok  ", sqlite.CheckWarn: "WARN", sqlite.CheckFail: "FAIL"}[ch.Status]
-		if ch.Status != sqlite.CheckOK {
-			mark = c.bold(mark)
+		var mark string
+		switch ch.Status {
+		case sqlite.CheckOK:
+			mark = st.ok("ok") + "  "
+		case sqlite.CheckWarn:
+			mark = st.warn("WARN")
+		default:
+			mark = st.fail("FAIL")
 		}
-		fmt.Fprintf(w, "  %s  %-28s %s\n", mark, ch.Name, ch.Detail)
+		fmt.Fprintf(w, "  %s  %s %s\n", mark, padRight(ch.Name, 28), ch.Detail)
 		if ch.Fix != "" && ch.Status != sqlite.CheckOK {
-			fmt.Fprintf(w, "        %-28s fix: %s\n", "", ch.Fix)
+			fmt.Fprintf(w, "        %s fix: %s\n", padRight("", 28), st.bold(ch.Fix))
 		}
 	}
 	if d.Healthy {
-		fmt.Fprintln(w, "healthy")
+		fmt.Fprintln(w, st.ok("healthy"))
 	} else {
-		fmt.Fprintln(w, strings.ToUpper("problems found"))
+		fmt.Fprintln(w, st.fail("PROBLEMS FOUND"))
 	}
 }

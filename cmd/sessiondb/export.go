@@ -112,10 +112,36 @@ Examples:
 			if err != nil {
 				return err
 			}
+			bar := newProgress(e.stderr, "exporting")
+			defer bar.done()
+			if out == nil && isTerminal(e.stdout) {
+				bar.on = false // the export itself scrolls past on the terminal
+			}
+			var done, total int64
+			if session == "" && bar.on {
+				// Sessions are what ExportSessions reports; the count is
+				// the rows it pages through (every session, or a source's).
+				o := sessiondb.ListOptions{Limit: 1, IncludeArchived: true, IncludeHidden: true, IncludeChildren: true, RawChains: true}
+				if source != "" {
+					o.Sources = []string{source}
+				}
+				_, n, err := db.ListSessions(ctx, o)
+				if err != nil {
+					return err
+				}
+				total = int64(n)
+			}
 			err = db.ExportSessions(ctx, sel, func(x *sqlite.ExportedSession) error {
 				it := exportItem(x)
-				return enc.Encode(&it)
+				if err := enc.Encode(&it); err != nil {
+					return err
+				}
+				if done++; total > 0 {
+					bar.update(done, max(total, done))
+				}
+				return nil
 			})
+			bar.done()
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/sessiondb/sessiondb/sqlite"
@@ -67,7 +68,17 @@ Examples:
 				return err
 			}
 			defer db.Close()
-			rep, ierr := db.ImportSessions(ctx, r, o)
+			// ImportSessions reports no progress; the bytes it has read of
+			// the input are (a bar for a file, a spinner for a pipe).
+			bar := newProgress(e.stderr, "importing")
+			size := int64(-1)
+			if f, ok := r.(*os.File); ok {
+				if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+					size = fi.Size()
+				}
+			}
+			rep, ierr := db.ImportSessions(ctx, bar.reader(r, size), o)
+			bar.done()
 			if rep != nil {
 				if asJSON {
 					err = writeJSON(e.stdout, rep)

@@ -57,16 +57,16 @@ Examples:
 				if !in.Indexes[name] {
 					state = "not live (run `sessiondb init` to finish indexing)"
 				}
-				fmt.Fprintf(&b, "  %-21s %s\n", name, state)
+				fmt.Fprintf(&b, "  %s %s\n", padRight(name, 21), state)
 			}
 			if in.Pending > 0 {
 				fmt.Fprintf(&b, "pending backfill: %d message ids\n", in.Pending)
 			}
 			for _, t := range sortedKeys(in.Rows) {
-				fmt.Fprintf(&b, "rows %-20s %d\n", t+":", in.Rows[t])
+				fmt.Fprintf(&b, "rows %s %d\n", padRight(t+":", 20), in.Rows[t])
 			}
 			for _, f := range sortedKeys(in.Files) {
-				fmt.Fprintf(&b, "file %-20s %d bytes\n", f+":", in.Files[f])
+				fmt.Fprintf(&b, "file %s %d bytes\n", padRight(f+":", 20), in.Files[f])
 			}
 			_, err = fmt.Fprint(e.stdout, b.String())
 			return err

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -45,28 +43,32 @@ Examples:
 			if asJSON {
 				return writeJSON(e.stdout, root)
 			}
-			var b strings.Builder
-			printTree(&b, root, "", "", id)
-			_, err = io.WriteString(e.stdout, b.String())
-			return err
+			t := &table{}
+			addTree(t, root, "", "", id, e.styles())
+			return t.write(e.stdout)
 		},
 	}
 }
 
-func printTree(w io.Writer, n *sessiondb.LineageNode, prefix, branch, current string) {
+// addTree adds n and its descendants to t, one row each: the tree and the
+// id, the title, the kind, the start, the end and size, and an arrow at the
+// current session.
+func addTree(t *table, n *sessiondb.LineageNode, prefix, branch, current string, st styles) {
 	title := "(untitled)"
 	if n.Title != nil {
-		title = *n.Title
+		title = clip(*n.Title, 40)
 	}
 	end := "open"
 	if n.EndReason != nil {
 		end = *n.EndReason
 	}
-	mark := ""
+	last := fmt.Sprintf("%s, %d messages", end, n.MessageCount)
+	id, name := plain(prefix+branch+n.ID), plain(title)
 	if n.ID == current {
-		mark = "  ←"
+		last += "  ←"
+		id.style, name.style = func(s string) string { return prefix + branch + st.bold(n.ID) }, st.bold
 	}
-	fmt.Fprintf(w, "%s%s%s  %s  [%s] %s  %s, %d messages%s\n", prefix, branch, n.ID, title, n.Kind, fmtTime(n.StartedAt), end, n.MessageCount, mark)
+	t.add(id, name, cell{"[" + n.Kind + "]", st.faint}, plain(fmtTime(n.StartedAt)), plain(last))
 	next := prefix
 	switch branch {
 	case "├─ ":
@@ -79,6 +81,6 @@ func printTree(w io.Writer, n *sessiondb.LineageNode, prefix, branch, current st
 		if i == len(n.Children)-1 {
 			b = "└─ "
 		}
-		printTree(w, c, next, b, current)
+		addTree(t, c, next, b, current, st)
 	}
 }

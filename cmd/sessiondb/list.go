@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -24,7 +22,8 @@ func newListCommand() *command {
 
 Lists conversations newest first as Title | Preview | Last Active | ID. A
 compression chain is shown once, as its live tip; subagent runs, archived
-and hidden sessions are left out unless asked for.
+and hidden sessions are left out unless asked for. A pinned session's title
+starts with "* ", an archived one's ends with "(archived)".
 
 Options:
   --source S           only sessions from source S (repeatable)
@@ -74,19 +73,13 @@ Examples:
 			if asJSON {
 				return writeJSON(e.stdout, map[string]any{"total": total, "sessions": rows})
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "Title\tPreview\tLast Active\tID")
+			st := e.styles()
+			t := &table{}
+			t.add(cell{"Title", st.faint}, cell{"Preview", st.faint}, cell{"Last Active", st.faint}, cell{"ID", st.faint})
 			for _, r := range rows {
-				title := "—"
-				if r.Title != nil {
-					title = clip(*r.Title, 32)
-				}
-				if r.Pinned == 1 {
-					title = "* " + title
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", title, clip(r.Preview, 40), fmtTime(r.LastActive)[:16], r.ID)
+				t.add(titleCell(r.Session, st), plain(clip(r.Preview, 40)), plain(fmtTime(r.LastActive)[:16]), plain(r.ID))
 			}
-			if err := tw.Flush(); err != nil {
+			if err := t.write(e.stdout); err != nil {
 				return err
 			}
 			shown := len(rows)
@@ -100,11 +93,19 @@ Examples:
 	}
 }
 
-// clip shortens s to n characters on one line, marking the cut with "…".
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+// titleCell is a listed session's title, at most 32 cells, with its
+// markers: "* " before a pinned one, " (archived)" after an archived one.
+func titleCell(s sessiondb.Session, st styles) cell {
+	title := "—"
+	if s.Title != nil {
+		title = clip(*s.Title, 32)
 	}
-	return s
+	text, styled := title, title
+	if s.Pinned != 0 {
+		text, styled = "* "+text, st.pinned("*")+" "+styled
+	}
+	if s.Archived != 0 {
+		text, styled = text+" (archived)", styled+" "+st.faint("(archived)")
+	}
+	return cell{text, func(string) string { return styled }}
 }

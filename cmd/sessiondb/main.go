@@ -42,6 +42,8 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	dbPath         string
+	color          colorMode // --color: auto (the default), always or never
+	noPager        bool      // --no-pager
 }
 
 // command is one subcommand: its flags are registered by flags, and run
@@ -105,7 +107,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	global := flag.NewFlagSet("sessiondb", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
-	global.StringVar(&e.dbPath, "db", "", "")
+	globalFlags(global, e)
 	showVersion := global.Bool("version", false, "")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -144,7 +146,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd := mk()
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&e.dbPath, "db", e.dbPath, "")
+	globalFlags(fs, e)
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
@@ -182,6 +184,14 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	return exitError
+}
+
+// globalFlags registers the options every command takes, before its name
+// (like --db) or after it.
+func globalFlags(fs *flag.FlagSet, e *env) {
+	fs.StringVar(&e.dbPath, "db", e.dbPath, "")
+	fs.Var(&e.color, "color", "")
+	fs.BoolVar(&e.noPager, "no-pager", e.noPager, "")
 }
 
 // flagError marks errors from flag parsing.
@@ -232,10 +242,20 @@ func printUsage(w io.Writer) {
 	fmt.Fprint(w, `sessiondb manages a Hermes-compatible session database (state.db).
 
 Usage:
-  sessiondb [--db PATH] COMMAND [options] [arguments]
+  sessiondb [--db PATH] [--color WHEN] [--no-pager] COMMAND [options] [arguments]
   sessiondb --version
 
 The database is --db PATH, else $HERMES_HOME/state.db, else ~/.hermes/state.db.
+
+Options for every command (before or after its name):
+  --db PATH      the database file
+  --color WHEN   auto (default): colour when stdout is a terminal and NO_COLOR
+                 is unset or empty; always; or never. --json never has colour
+  --no-pager     print show and search directly instead of through $PAGER
+
+On a terminal, show and search page long output with $PAGER (default
+"less -FRX"; an empty PAGER or PAGER=cat prints directly), and long work
+draws its progress on stderr. Piped output is plain text, without colour.
 
 Commands:
 `)

@@ -37,7 +37,7 @@ Examples:
 			if len(args) > 0 {
 				return usagef("optimize-storage takes no arguments")
 			}
-			return maintenance(ctx, e, asJSON, func(db *sqlite.DB, p *progress) (*sqlite.MaintenanceReport, error) {
+			return maintenance(ctx, e, asJSON, "optimizing storage", func(db *sqlite.DB, p *progress) (*sqlite.MaintenanceReport, error) {
 				return db.OptimizeStorage(ctx, p.update, !vacuum)
 			})
 		},
@@ -63,7 +63,7 @@ Examples:
 			if len(args) > 0 {
 				return usagef("rebuild-fts takes no arguments")
 			}
-			return maintenance(ctx, e, asJSON, func(db *sqlite.DB, p *progress) (*sqlite.MaintenanceReport, error) {
+			return maintenance(ctx, e, asJSON, "rebuilding indexes", func(db *sqlite.DB, p *progress) (*sqlite.MaintenanceReport, error) {
 				pending, err := db.MessageCount(ctx)
 				if err != nil {
 					return nil, err
@@ -96,22 +96,27 @@ Examples:
 			if len(args) > 0 {
 				return usagef("optimize takes no arguments")
 			}
-			return maintenance(ctx, e, asJSON, func(db *sqlite.DB, _ *progress) (*sqlite.MaintenanceReport, error) {
+			return maintenance(ctx, e, asJSON, "optimizing", func(db *sqlite.DB, _ *progress) (*sqlite.MaintenanceReport, error) {
 				return db.Optimize(ctx, vacuum)
 			})
 		},
 	}
 }
 
-// maintenance opens the database, runs fn with a progress bar and prints
-// its report.
-func maintenance(ctx context.Context, e *env, asJSON bool, fn func(*sqlite.DB, *progress) (*sqlite.MaintenanceReport, error)) error {
+// maintenance opens the database, runs fn with a progress display labelled
+// label and prints its report.
+func maintenance(ctx context.Context, e *env, asJSON bool, label string, fn func(*sqlite.DB, *progress) (*sqlite.MaintenanceReport, error)) error {
 	db, err := e.openWrite(false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	bar := newProgress(e.stderr, "indexing")
+	// A spinner until the work counts its first chunk (rebuild-fts drops
+	// and recreates the indexes first), and for work that never counts:
+	// optimize's merges and VACUUM are single statements without a
+	// progress callback.
+	bar := newProgress(e.stderr, label)
+	bar.spin()
 	rep, err := fn(db, bar)
 	bar.done()
 	if err != nil {

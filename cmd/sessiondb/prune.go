@@ -78,7 +78,13 @@ Examples:
 					return err
 				}
 				o.DryRun = false
-				if cands, err = db.Prune(ctx, o); err != nil {
+				// Prune deletes in one transaction, with no progress to
+				// report: a spinner shows it is working.
+				bar := newProgress(e.stderr, "pruning")
+				bar.spin()
+				cands, err = db.Prune(ctx, o)
+				bar.done()
+				if err != nil {
 					return err
 				}
 			}
@@ -89,12 +95,20 @@ Examples:
 			if dryRun {
 				verb = "would delete"
 			}
+			digits := 0
+			for _, c := range cands {
+				digits = max(digits, len(fmt.Sprint(c.MessageCount)))
+			}
+			t := &table{}
 			for _, c := range cands {
 				title := ""
 				if c.Title != nil {
-					title = "  " + *c.Title
+					title = *c.Title
 				}
-				fmt.Fprintf(e.stdout, "%s  %s  last active %s  %d messages%s\n", c.ID, c.Source, fmtTime(c.LastActive)[:16], c.MessageCount, title)
+				t.addText(c.ID, c.Source, "last active "+fmtTime(c.LastActive)[:16], fmt.Sprintf("%*d messages", digits, c.MessageCount), title)
+			}
+			if err := t.write(e.stdout); err != nil {
+				return err
 			}
 			_, err = fmt.Fprintf(e.stdout, "%s %d sessions\n", verb, len(cands))
 			return err
@@ -173,7 +187,13 @@ Examples:
 				return err
 			}
 			var deleted []string
-			for _, id := range ids {
+			bar := newProgress(e.stderr, "deleting")
+			defer bar.done()
+			bar.spin() // a bar once the first of many is deleted
+			for i, id := range ids {
+				if i > 0 {
+					bar.update(int64(i), int64(len(ids)))
+				}
 				d, err := db.DeleteSession(ctx, id)
 				if sessiondb.ErrorCode(err) == sessiondb.ENOTFOUND {
 					continue // already deleted as another argument's subagent run
@@ -183,6 +203,7 @@ Examples:
 				}
 				deleted = append(deleted, d...)
 			}
+			bar.done()
 			if asJSON {
 				return writeJSON(e.stdout, map[string]any{"deleted": nonNil(deleted)})
 			}

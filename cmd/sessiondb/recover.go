@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/sessiondb/sessiondb/sqlite"
 )
@@ -70,6 +69,7 @@ Examples:
 				}
 			}
 			bar := newProgress(e.stderr, "recovering")
+			bar.spin() // until the copy of the source's files is made and rows are counted
 			rep, err := sqlite.Recover(ctx, source, output, sqlite.RecoverOptions{AllowPartial: allowPartial, Progress: bar.update})
 			bar.done()
 			if rep != nil && reportPath != "" {
@@ -147,29 +147,33 @@ func printRecoverReport(w io.Writer, rep *sqlite.RecoverReport, asJSON bool) err
 		fmt.Fprintln(w, "the source's schema is damaged: tables past the damage could not be found")
 	}
 	fmt.Fprintln(w)
-	width := len("TABLE")
-	for _, t := range rep.Tables {
-		width = max(width, len(t.Name))
-	}
-	// Numbers align right; the names are padded so they stay left-aligned.
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tSOURCE\tCOPIED\tLOST\tOUTPUT\t\n", width, "TABLE")
+	// Every column aligns right (the empty last one pads the numbers'),
+	// the names padded first so that they read left-aligned.
+	t := &table{align: []align{alignRight, alignRight, alignRight, alignRight, alignRight}}
+	t.addText("TABLE", "SOURCE", "COPIED", "LOST", "OUTPUT", "")
 	var notes []string
-	for _, t := range rep.Tables {
-		if t.Status == sqlite.RecoverAbsent {
+	for _, tb := range rep.Tables {
+		if tb.Status == sqlite.RecoverAbsent {
 			continue
 		}
 		src, lost := "?", "?"
-		if t.SourceRows != nil {
-			src = fmt.Sprint(*t.SourceRows)
-			lost = fmt.Sprint(max(*t.SourceRows-t.Copied, 0))
+		if tb.SourceRows != nil {
+			src = fmt.Sprint(*tb.SourceRows)
+			lost = fmt.Sprint(max(*tb.SourceRows-tb.Copied, 0))
 		}
-		fmt.Fprintf(tw, "%-*s\t%s\t%d\t%s\t%d\t\n", width, t.Name, src, t.Copied, lost, t.OutputRows)
-		if note := tableNote(t); note != "" {
-			notes = append(notes, fmt.Sprintf("  %s: %s", t.Name, note))
+		t.addText(tb.Name, src, fmt.Sprint(tb.Copied), lost, fmt.Sprint(tb.OutputRows), "")
+		if note := tableNote(tb); note != "" {
+			notes = append(notes, fmt.Sprintf("  %s: %s", tb.Name, note))
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	names := 0
+	for _, r := range t.rows {
+		names = max(names, width(r[0].text))
+	}
+	for _, r := range t.rows {
+		r[0].text = padRight(r[0].text, names)
+	}
+	if err := t.write(w); err != nil {
 		return err
 	}
 	if len(notes) > 0 {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/sessiondb/sessiondb"
@@ -31,8 +29,10 @@ func newSearchCommand() *command {
 
 Searches every message the way Hermes does: words, "exact phrases", prefix*,
 AND/OR/NOT, hyphenated or dotted terms (chat-send, P2.2), and Chinese,
-Japanese or Korean text of any length. Hits are grouped by session; on a
-terminal the match is highlighted.
+Japanese or Korean text of any length. Hits are grouped by session. On a
+terminal the matches are highlighted and output taller than the screen goes
+through $PAGER; piped, or with --color=never or NO_COLOR, each match is
+marked >>>like this<<<, as in --json.
 
 Options:
   --source S           only sessions from source S (repeatable)
@@ -44,6 +44,7 @@ Options:
   --reasoning          also search assistant reasoning (slower: a full scan)
   --include-inactive   also search messages rewound out of the transcript
   --json               print the hits as a JSON array
+  --no-pager           print directly, never through $PAGER
 
 Examples:
   sessiondb search docker compose
@@ -96,7 +97,7 @@ Examples:
 			if len(hits) == 0 {
 				fmt.Fprintln(&b, "no matches")
 			}
-			hl := highlighter(e.stdout)
+			st := e.styles()
 			last := ""
 			for _, h := range hits {
 				if h.SessionID != last {
@@ -108,39 +109,16 @@ Examples:
 					if b.Len() > 0 {
 						b.WriteString("\n")
 					}
-					fmt.Fprintf(&b, "%s  %s  %s  %s\n", hl.bold(title), h.Source, fmtTime(h.SessionStarted)[:10], h.SessionID)
+					fmt.Fprintf(&b, "%s%s\n", st.bold(st.text(title)),
+						st.faint(fmt.Sprintf("  %s  %s  %s", h.Source, fmtTime(h.SessionStarted)[:10], h.SessionID)))
 				}
 				snippet := ""
 				if h.Snippet != nil {
-					snippet = strings.Join(strings.Fields(*h.Snippet), " ")
+					snippet = strings.Join(strings.Fields(st.text(*h.Snippet)), " ")
 				}
-				fmt.Fprintf(&b, "  [%d] %-9s %s\n", h.ID, h.Role, hl.match(snippet))
+				fmt.Fprintf(&b, "  %s %s %s\n", st.faint(fmt.Sprintf("[%d]", h.ID)), st.role(h.Role, h.Role)+fill(h.Role, 9), st.match(snippet))
 			}
-			_, err = io.WriteString(e.stdout, b.String())
-			return err
+			return e.page(b.String())
 		},
 	}
-}
-
-// colors renders emphasis with ANSI escapes on a terminal, never with
-// NO_COLOR set or when the output is piped.
-type colors struct{ on bool }
-
-func highlighter(w io.Writer) colors {
-	return colors{on: isTerminal(w) && os.Getenv("NO_COLOR") == ""}
-}
-
-func (c colors) bold(s string) string {
-	if !c.on {
-		return s
-	}
-	return "\x1b[1m" + s + "\x1b[0m"
-}
-
-// match turns the >>> <<< markers of a snippet into reverse video.
-func (c colors) match(s string) string {
-	if !c.on {
-		return s
-	}
-	return strings.NewReplacer(">>>", "\x1b[1;33m", "<<<", "\x1b[0m").Replace(s)
 }

@@ -15,15 +15,17 @@ func newShowCommand() *command {
 	return &command{
 		name:     "show",
 		synopsis: "show a session and its messages",
-		usage: `Usage: sessiondb [--db PATH] show SESSION [--json] [--conversation]
+		usage: `Usage: sessiondb [--db PATH] show SESSION [--json] [--conversation] [--no-pager]
 
 Shows a session's details and its active messages. SESSION is an id or a
-unique id prefix.
+unique id prefix. On a terminal roles, tool calls and reasoning are in
+colour, and a transcript taller than the screen goes through $PAGER.
 
 Options:
   --json           print {"session": {...all columns...}, "messages": [...]}
   --conversation   print the messages as an OpenAI chat replay (JSON), with
                    the compression ancestors first
+  --no-pager       print directly, never through $PAGER
 
 Examples:
   sessiondb show 20260501_120000_abcdef
@@ -65,8 +67,7 @@ Examples:
 				}
 				return writeJSON(e.stdout, map[string]any{"session": s, "messages": msgs})
 			}
-			_, err = fmt.Fprint(e.stdout, renderSession(s, msgs))
-			return err
+			return e.page(renderSession(s, msgs, e.styles()))
 		},
 	}
 }
@@ -75,42 +76,47 @@ func fmtTime(sec float64) string {
 	return time.Unix(0, int64(sec*1e9)).Local().Format("2006-01-02 15:04:05")
 }
 
-func renderSession(s *sessiondb.Session, msgs []*sessiondb.Message) string {
+// renderSession is show's human output: the session's details, then each
+// message with its role, tool name, reasoning length, text and tool calls.
+func renderSession(s *sessiondb.Session, msgs []*sessiondb.Message, st styles) string {
 	var b strings.Builder
 	str := func(p *string) string {
 		if p == nil {
 			return "-"
 		}
-		return *p
+		return st.text(*p)
 	}
-	fmt.Fprintf(&b, "Session  %s\n", s.ID)
-	fmt.Fprintf(&b, "Title    %s\n", str(s.Title))
-	fmt.Fprintf(&b, "Source   %s\n", s.Source)
-	fmt.Fprintf(&b, "Model    %s\n", str(s.Model))
-	fmt.Fprintf(&b, "Started  %s\n", fmtTime(s.StartedAt))
+	field := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%s%s %s\n", st.faint(label), fill(label, 8), fmt.Sprintf(format, args...))
+	}
+	field("Session", "%s", s.ID)
+	field("Title", "%s", st.bold(str(s.Title)))
+	field("Source", "%s", s.Source)
+	field("Model", "%s", str(s.Model))
+	field("Started", "%s", fmtTime(s.StartedAt))
 	if s.EndedAt != nil {
-		fmt.Fprintf(&b, "Ended    %s (%s)\n", fmtTime(*s.EndedAt), str(s.EndReason))
+		field("Ended", "%s (%s)", fmtTime(*s.EndedAt), str(s.EndReason))
 	}
 	if s.ParentSessionID != nil {
-		fmt.Fprintf(&b, "Parent   %s\n", *s.ParentSessionID)
+		field("Parent", "%s", *s.ParentSessionID)
 	}
-	fmt.Fprintf(&b, "Messages %d (tool calls %d), tokens in %d / out %d\n\n", s.MessageCount, s.ToolCallCount, s.InputTokens, s.OutputTokens)
+	field("Messages", "%d (tool calls %d), tokens in %d / out %d\n", s.MessageCount, s.ToolCallCount, s.InputTokens, s.OutputTokens)
 	for _, m := range msgs {
-		head := m.Role
+		head := st.role(m.Role, m.Role)
 		if m.ToolName != nil {
-			head += " (" + *m.ToolName + ")"
+			head += " " + st.toolCall("("+st.text(*m.ToolName)+")")
 		}
-		fmt.Fprintf(&b, "[%d] %s  %s\n", m.ID, head, fmtTime(m.Timestamp))
+		fmt.Fprintf(&b, "%s %s  %s\n", st.faint(fmt.Sprintf("[%d]", m.ID)), head, st.faint(fmtTime(m.Timestamp)))
 		if m.Reasoning != nil && *m.Reasoning != "" {
-			fmt.Fprintf(&b, "  (reasoning: %d chars)\n", len([]rune(*m.Reasoning)))
+			fmt.Fprintf(&b, "  %s\n", st.reasoning(fmt.Sprintf("(reasoning: %d chars)", len([]rune(*m.Reasoning)))))
 		}
-		if text := sessiondb.ContentText(m.Content); text != "" {
+		if text := st.text(sessiondb.ContentText(m.Content)); text != "" {
 			for _, line := range strings.Split(text, "\n") {
 				fmt.Fprintf(&b, "  %s\n", line)
 			}
 		}
 		if len(m.ToolCalls) > 0 {
-			fmt.Fprintf(&b, "  tool calls: %s\n", m.ToolCalls)
+			fmt.Fprintf(&b, "  %s %s\n", st.toolCall("tool calls:"), st.text(string(m.ToolCalls)))
 		}
 		b.WriteString("\n")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/sessiondb/sessiondb/sqlite"
@@ -63,25 +62,33 @@ Examples:
 			if asJSON {
 				return writeJSON(e.stdout, rows)
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-			head := map[string]string{sqlite.ByModel: "Model", sqlite.BySource: "Source", sqlite.ByDay: "Day", sqlite.ByTotal: ""}[by]
-			if by == sqlite.ByModel {
-				head += "\tProvider\tTask"
+			// Every column aligns right; the empty last one pads the
+			// numbers' column.
+			t := &table{}
+			head := map[string][]string{sqlite.ByModel: {"Model", "Provider", "Task"}, sqlite.BySource: {"Source"}, sqlite.ByDay: {"Day"}, sqlite.ByTotal: {""}}[by]
+			st := e.styles()
+			var hcells []cell
+			for _, h := range append(head, "Sessions", "Messages", "API calls", "Input", "Output", "Cache read", "Cache write", "Reasoning", "Est. $", "Actual $", "") {
+				hcells = append(hcells, cell{h, st.faint})
 			}
-			fmt.Fprintf(tw, "%s\tSessions\tMessages\tAPI calls\tInput\tOutput\tCache read\tCache write\tReasoning\tEst. $\tActual $\t\n", head)
+			t.add(hcells...)
 			for _, r := range rows {
-				key := r.Key
-				if by == sqlite.ByTotal {
-					key = "total"
+				key := []string{r.Key}
+				switch by {
+				case sqlite.ByTotal:
+					key = []string{"total"}
+				case sqlite.ByModel:
+					key = append(key, r.Provider, r.Task)
 				}
-				if by == sqlite.ByModel {
-					key += "\t" + r.Provider + "\t" + r.Task
-				}
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t\n", key, r.Sessions, r.Messages, r.APICalls,
-					r.InputTokens, r.OutputTokens, r.CacheReadTokens, r.CacheWriteTokens, r.ReasoningTokens,
-					r.EstimatedCostUSD, r.ActualCostUSD)
+				t.addText(append(key, fmt.Sprint(r.Sessions), fmt.Sprint(r.Messages), fmt.Sprint(r.APICalls),
+					fmt.Sprint(r.InputTokens), fmt.Sprint(r.OutputTokens), fmt.Sprint(r.CacheReadTokens), fmt.Sprint(r.CacheWriteTokens),
+					fmt.Sprint(r.ReasoningTokens), fmt.Sprintf("%.4f", r.EstimatedCostUSD), fmt.Sprintf("%.4f", r.ActualCostUSD), "")...)
 			}
-			return tw.Flush()
+			t.align = make([]align, len(t.rows[0]))
+			for i := range t.align {
+				t.align[i] = alignRight
+			}
+			return t.write(e.stdout)
 		},
 	}
 }
