@@ -13,6 +13,7 @@ const (
 	ENOTFOUND = "not_found" // the session or message does not exist
 	EBUSY     = "busy"      // another process held the write lock for the whole retry budget
 	ECORRUPT  = "corrupt"   // the database file is damaged
+	ETIMEOUT  = "timeout"   // the operation outlived its time budget (the context's deadline) and was stopped
 	EINTERNAL = "internal"  // anything else: a bug, an I/O error, an unexpected driver error
 )
 
