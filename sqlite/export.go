@@ -704,7 +704,7 @@ func (db *DB) planImport(obj *importObject) (*importPlan, error) {
 		if nm.PlatformMessageID == "" {
 			nm.PlatformMessageID = im.MessageID
 		}
-		r, err := db.prepare(nm)
+		r, err := db.prepare(nm, true)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i+1, err)
 		}
@@ -770,6 +770,9 @@ func importModelConfig(raw json.RawMessage) (any, error) {
 		}
 		if s == "" {
 			return s, nil
+		}
+		if sessiondb.TooDeep(s) {
+			return sessiondb.ScrubText(s), nil // restored as exported: a value nested too deep to read
 		}
 		text = []byte(s)
 	}
