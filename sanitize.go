@@ -298,7 +298,8 @@ func HasLoneCJKRun(s string) bool {
 }
 
 // MaxQueryTerms is the most terms a search query may hold once repeats are
-// collapsed: a word or a prefix counts one, a quoted phrase one per word.
+// collapsed: a word or a prefix counts one, a quoted phrase one per word
+// (an empty one none).
 // Operators need an operand on each side, so a query has fewer of them.
 // Each term is a read of the index (a prefix of one or two characters reads
 // a large part of it) and ORed terms multiply the work of ranking every
@@ -314,7 +315,7 @@ func CheckQueryTerms(q string) error {
 		switch {
 		case it.op != "":
 		case it.text[0] == '"':
-			n += max(len(strings.FieldsFunc(it.text, isPySpace)), 1)
+			n += len(strings.FieldsFunc(strings.Trim(it.text, `"*`), isPySpace))
 		default:
 			n++
 		}
