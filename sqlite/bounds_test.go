@@ -334,3 +334,57 @@ func TestSearchDeadline(t *testing.T) {
 		t.Fatalf("the store after timeouts: %d hits", len(hits))
 	}
 }
+
+// TestAppendSetsDisplayOrder: appends give each row the id AUTOINCREMENT
+// would (never one issued before, even when deleted) and the display_order
+// Hermes' insert trigger gives a row without a display identity (its id),
+// as a row inserted through the trigger gets.
+func TestAppendSetsDisplayOrder(t *testing.T) {
+	db := MustOpen(t)
+	raw := rawDB(t, db.Path())
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	add := func(n int) {
+		var ms []sessiondb.NewMessage
+		for i := range n {
+			ms = append(ms, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: fmt.Sprint("m", i)})
+		}
+		if n == 1 {
+			if _, err := db.AppendMessage(ctx, ms[0]); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := db.AppendMessages(ctx, "s", ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(1)
+	add(3)
+	if _, err := raw.Exec(`INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'by the trigger', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	add(2)
+	if _, err := raw.Exec(`DELETE FROM messages WHERE id = (SELECT MAX(id) FROM messages)`); err != nil {
+		t.Fatal(err)
+	}
+	add(1)
+	rows, err := raw.Query(`SELECT id, display_order FROM messages ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id, order int64
+		if err := rows.Scan(&id, &order); err != nil {
+			t.Fatal(err)
+		}
+		if order != id {
+			t.Errorf("message %d: display_order %d, want its id", id, order)
+		}
+		ids = append(ids, id)
+	}
+	if got, want := fmt.Sprint(ids), "[1 2 3 4 5 6 8]"; got != want {
+		t.Fatalf("ids %s, want %s (7 was deleted and is not reused)", got, want)
+	}
+}

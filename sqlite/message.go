@@ -226,7 +226,7 @@ func (db *DB) checkMessageSize(m sessiondb.NewMessage) error {
 	return nil
 }
 
-const insertMessageSQL = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls,
+const insertMessageSQL = `INSERT INTO messages (id, display_order, session_id, role, content, tool_call_id, tool_calls,
 	tool_name, effect_disposition, timestamp, token_count, finish_reason, reasoning, reasoning_content,
 	reasoning_details, codex_reasoning_items, codex_message_items, platform_message_id, observed,
 	_compressed_summary, active, api_content, display_kind, display_metadata)
@@ -235,10 +235,15 @@ const insertMessageSQL = `INSERT INTO messages (session_id, role, content, tool_
 // insertMessageValues is one row of insertMessageSQL; it takes
 // insertMessageArgs arguments.
 const (
-	insertMessageValues = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"
-	insertMessageArgs   = 21
-	maxInsertRows       = 500 // rows per statement: 500*21 bound values, under SQLite's 32,766
+	insertMessageValues = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"
+	insertMessageArgs   = 23
+	maxInsertRows       = 500 // rows per statement: 500*23 bound values, under SQLite's 32,766
 )
+
+// nextMessageIDSQL is the id SQLite's AUTOINCREMENT gives the next message:
+// one past the largest id ever issued and the largest id present.
+const nextMessageIDSQL = `SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0),
+	COALESCE((SELECT MAX(id) FROM messages), 0)) + 1`
 
 // AppendMessage appends one message and updates the session's counters in
 // the same transaction. It is refused once the session ended with
@@ -321,8 +326,16 @@ func appendable(ctx context.Context, tx *sql.Tx, sessionID string) error {
 
 // insertMessages inserts rows (row i into session sessionIDs[i]) with one
 // statement and returns the first row's id; the others follow it, one
-// apart: a statement allocates rowids in order, each one past the largest.
+// apart. The ids are the ones AUTOINCREMENT would give (the write lock is
+// held), and each row's display_order is its id, which is what Hermes'
+// messages_display_order_insert trigger would set for a row without a
+// display_identity: given at the INSERT, the trigger does not fire, and
+// does not rewrite the whole row (a second copy of a large message).
 func insertMessages(ctx context.Context, tx *sql.Tx, sessionIDs []string, rows []*row) (int64, error) {
+	var first int64
+	if err := tx.QueryRowContext(ctx, nextMessageIDSQL).Scan(&first); err != nil {
+		return 0, err
+	}
 	var q strings.Builder
 	q.WriteString(insertMessageSQL)
 	args := make([]any, 0, len(rows)*insertMessageArgs)
@@ -334,7 +347,8 @@ func insertMessages(ctx context.Context, tx *sql.Tx, sessionIDs []string, rows [
 		if r.content != nil {
 			content = *r.content
 		}
-		args = append(args, sessionIDs[i], r.role, content, r.toolCallID, r.toolCalls,
+		id := first + int64(i)
+		args = append(args, id, id, sessionIDs[i], r.role, content, r.toolCallID, r.toolCalls,
 			r.toolName, r.effect, r.timestamp, r.tokenCount, r.finish, r.reasoning, r.reasoningContent,
 			r.reasoningDetails, r.codexReasoning, r.codexMessage, r.platformID, r.observed,
 			r.compressed, r.apiContent, r.displayKind, r.displayMetadata)
@@ -350,8 +364,7 @@ func insertMessages(ctx context.Context, tx *sql.Tx, sessionIDs []string, rows [
 	if n != int64(len(rows)) {
 		return 0, fmt.Errorf("inserted %d messages of %d", n, len(rows))
 	}
-	last, err := res.LastInsertId()
-	return last - n + 1, err
+	return first, nil
 }
 
 func bumpCounters(ctx context.Context, tx *sql.Tx, sessionID string, messages, calls int) error {
