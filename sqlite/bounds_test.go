@@ -388,3 +388,39 @@ func TestAppendSetsDisplayOrder(t *testing.T) {
 		t.Fatalf("ids %s, want %s (7 was deleted and is not reused)", got, want)
 	}
 }
+
+// TestExportPagesLargeMessages: an export reads a session of large messages
+// a few at a time (40 MiB here, in pages of 16 MiB), and yields every
+// message once, in order.
+func TestExportPagesLargeMessages(t *testing.T) {
+	db := MustOpen(t)
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := range n {
+		m := sessiondb.NewMessage{SessionID: "s", Role: "tool", Content: fmt.Sprintf("%d:", i) + strings.Repeat("x", 1<<20)}
+		if _, err := db.AppendMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := db.ExportSessions(ctx, sqlite.ExportSelection{SessionID: "s"}, func(x *sqlite.ExportedSession) error {
+		i := 0
+		for m, err := range x.Messages {
+			if err != nil {
+				return err
+			}
+			if got, want := strings.SplitN(m.Content.(string), ":", 2)[0], fmt.Sprint(i); got != want {
+				return fmt.Errorf("message %d is %s", i, got)
+			}
+			i++
+		}
+		if i != n {
+			return fmt.Errorf("%d messages exported, want %d", i, n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
