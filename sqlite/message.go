@@ -491,7 +491,9 @@ var memoryContextREs = []*regexp.Regexp{
 
 func stripMemoryContext(s string) string {
 	for _, re := range memoryContextREs {
-		s = re.ReplaceAllString(s, "")
+		if re.MatchString(s) { // ReplaceAllString copies s twice even when nothing matches
+			s = re.ReplaceAllString(s, "")
+		}
 	}
 	return strings.TrimSpace(s)
 }

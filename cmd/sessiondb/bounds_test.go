@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"os"
@@ -194,4 +195,49 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestShowJSONStreamsAsEncoded: show --json and --conversation write a
+// message at a time, long texts escaped as they go, exactly what encoding
+// the whole value at once writes.
+func TestShowJSONStreamsAsEncoded(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	mustCLI(t, db, "new", "--id", "empty", "--source", "cli")
+	mustCLI(t, db, "new", "--id", "s1", "--source", "cli")
+	long := strings.Repeat("<tool> \"output\" é 项 🚀\u2028\n", 10000)
+	mustCLI(t, db, "append", "s1", "--role", "user", "--content", "hi <b>")
+	mustCLI(t, db, "append", "s1", "--role", "tool", "--content", long, "--tool-name", "shell")
+	mustCLI(t, db, "append", "s1", "--role", "assistant", "--content", long, "--reasoning", long)
+	ctx := context.Background()
+	store, err := sqlite.Open(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, id := range []string{"empty", "s1"} {
+		s, err := store.Session(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := store.Messages(ctx, id, sessiondb.MessageFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msgs == nil {
+			msgs = []*sessiondb.Message{}
+		}
+		conv, err := store.Conversation(ctx, id, sessiondb.ConversationOptions{IncludeAncestors: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for args, v := range map[string]any{"--json": map[string]any{"session": s, "messages": msgs}, "--conversation": conv} {
+			var want bytes.Buffer
+			if err := writeJSON(&want, v); err != nil {
+				t.Fatal(err)
+			}
+			if got := mustCLI(t, db, "show", id, args); got != want.String() {
+				t.Errorf("show %s %s differs from the value encoded whole (%d bytes, want %d)", id, args, len(got), want.Len())
+			}
+		}
+	}
 }
