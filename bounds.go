@@ -21,10 +21,14 @@ const MaxJSONDepth = 256
 // DefaultMaxMessageBytes is the default largest message a store accepts:
 // the bytes of all its text fields together (content, tool calls,
 // reasoning, …). Hermes keeps whole tool outputs and inline images (a
-// base64 data URL is 4/3 of the image), which reach megabytes; 64 MiB is
-// far above what a model's context window can take back, and small enough
-// that the copies a write and a read make stay within a few hundred MiB.
-const DefaultMaxMessageBytes = 64 << 20
+// base64 data URL, 4/3 of the image: 27 MiB for the 20 MB images providers
+// take at most). 32 MiB holds those, and far more text than a context
+// window (8 million tokens or so against one or two million), while
+// bounding what one write costs: Hermes' full-text triggers index user and
+// assistant text whole in three indexes, which takes SQLite from 4 to 45
+// times the text's size in memory (45 for text of all-distinct words, such
+// as base64; BENCHMARKS.md, "Memory").
+const DefaultMaxMessageBytes = 32 << 20
 
 // JSONDepth returns the deepest nesting of arrays and objects in the JSON
 // text s: 0 for a scalar, 1 for [1,2], 2 for [[1]]. Brackets inside JSON

@@ -38,7 +38,7 @@ other message field, e.g. tool_calls, reasoning) and prints how many messages
 were appended. Every line is checked before anything is written; consecutive
 lines of one session are appended in one transaction.
 
-A message holds at most 64 MiB of text (content, tool calls, reasoning and
+A message holds at most 32 MiB of text (content, tool calls, reasoning and
 its other fields together); set SESSIONDB_MAX_MESSAGE_SIZE (e.g. 256MiB, or
 unlimited) to change that. JSON fields (tool calls, reasoning details,
 structured content) may nest at most 256 levels, which Hermes' Python reads.
