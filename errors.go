@@ -14,6 +14,7 @@ const (
 	EBUSY     = "busy"       // another process held the write lock for the whole retry budget
 	ECORRUPT  = "corrupt"    // the database file is damaged
 	EPERM     = "permission" // the file, its directory or its file system refuses the access (permissions, a read-only mount), or the handle is read-only
+	ETIMEOUT  = "timeout"    // the operation outlived its time budget (the context's deadline) and was stopped
 	EINTERNAL = "internal"   // anything else: a bug, an I/O error, an unexpected driver error
 )
 

@@ -116,7 +116,8 @@ func ScrubText(s string) string {
 
 // EncodeContent turns a message content value into what messages.content
 // stores: nil stays NULL, a string is stored as scrubbed text, and any other
-// value is marshalled to JSON behind ContentJSONPrefix.
+// value is marshalled to JSON behind ContentJSONPrefix; JSON nesting deeper
+// than MaxJSONDepth is refused.
 func EncodeContent(v any) (*string, error) {
 	switch c := v.(type) {
 	case nil:
@@ -128,6 +129,9 @@ func EncodeContent(v any) (*string, error) {
 		s := ScrubText(c)
 		return &s, nil
 	case json.RawMessage:
+		if err := CheckJSONDepth("structured message content", c); err != nil {
+			return nil, err
+		}
 		if !json.Valid(c) {
 			return nil, Errorf(EINVALID, "structured message content is not valid JSON")
 		}
@@ -138,19 +142,23 @@ func EncodeContent(v any) (*string, error) {
 		if err != nil {
 			return nil, &Error{Code: EINVALID, Message: "structured message content cannot be encoded as JSON: " + err.Error(), Err: err}
 		}
+		if err := CheckJSONDepth("structured message content", b); err != nil {
+			return nil, err
+		}
 		s := ContentJSONPrefix + string(b)
 		return &s, nil
 	}
 }
 
 // DecodeContent is the inverse of EncodeContent: text starting with
-// ContentJSONPrefix is decoded as JSON (kept as text if that fails), any
-// other text is returned as a string.
+// ContentJSONPrefix is decoded as JSON, any other text is returned as a
+// string. Structured content that does not decode, or nests deeper than
+// MaxJSONDepth, is returned as its stored text, prefix included.
 func DecodeContent(s *string) any {
 	if s == nil {
 		return nil
 	}
-	if rest, ok := strings.CutPrefix(*s, ContentJSONPrefix); ok {
+	if rest, ok := strings.CutPrefix(*s, ContentJSONPrefix); ok && !TooDeep(rest) {
 		var v any
 		if err := json.Unmarshal([]byte(rest), &v); err == nil {
 			return v

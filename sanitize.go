@@ -33,9 +33,11 @@ var (
 //
 // Where Hermes would still hand FTS5 a syntax error (and return nothing),
 // the result is repaired instead: operators without an operand on each side
-// are dropped and words FTS5 cannot parse bare are quoted. A query that is
-// valid after Hermes' steps is returned exactly as Hermes returns it. An
-// empty result means "search nothing".
+// are dropped and words FTS5 cannot parse bare are quoted. Repeated terms
+// are then collapsed (CollapseRepeats): `a* OR a* OR a*` costs what `a*`
+// costs. A query that is valid after Hermes' steps and repeats nothing is
+// returned exactly as Hermes returns it. An empty result means "search
+// nothing".
 func SanitizeQuery(q string) string {
 	if utf8.RuneCountInString(q) > MaxQueryChars {
 		q = string([]rune(q)[:MaxQueryChars])
@@ -74,9 +76,9 @@ func SanitizeQuery(q string) string {
 	}
 	q = strings.TrimSpace(q)
 	if ContainsCJK(q) {
-		return q // the CJK routes requote every token (QuoteTokens)
+		return CollapseRepeats(q) // the CJK routes requote every token (QuoteTokens)
 	}
-	return repairFTS(q)
+	return CollapseRepeats(repairFTS(q))
 }
 
 func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }
@@ -293,4 +295,208 @@ func HasLoneCJKRun(s string) bool {
 		run = 0
 	}
 	return run == 1
+}
+
+// MaxQueryTerms is the most terms a search query may hold once repeats are
+// collapsed: a word or a prefix counts one, a quoted phrase one per word
+// (an empty one none).
+// Operators need an operand on each side, so a query has fewer of them.
+// Each term is a read of the index (a prefix of one or two characters reads
+// a large part of it) and ORed terms multiply the work of ranking every
+// match: on 100,000 messages, 32 ORed words take about a second.
+const MaxQueryTerms = 32
+
+// CheckQueryTerms returns an EINVALID error when the sanitised query q
+// (SanitizeQuery's result) holds more than MaxQueryTerms terms.
+func CheckQueryTerms(q string) error {
+	n := 0
+	items, _, _ := scanQuery(q, ContainsCJK(q))
+	for _, it := range items {
+		switch {
+		case it.op != "":
+		case it.text[0] == '"':
+			n += len(strings.FieldsFunc(strings.Trim(it.text, `"*`), isPySpace))
+		default:
+			n++
+		}
+	}
+	if n > MaxQueryTerms {
+		return Errorf(EINVALID, "search query too complex: %d terms (a quoted phrase counts one per word, repeats once); at most %d are searched at once. Narrow it: keep the most distinctive words, drop OR alternatives, or run several searches", n, MaxQueryTerms)
+	}
+	return nil
+}
+
+// queryItem is one token of a sanitised query and its byte span.
+type queryItem struct {
+	start, end int
+	text       string
+	op         string // "AND", "OR" or "NOT" for an operator, else ""
+}
+
+// scanQuery splits q into "phrases" (a trailing * included), barewords
+// and operators. With anyCase, and/or/not of any case are operators (the
+// CJK routes read them so); otherwise only upper case ones are, as FTS5
+// reads them, and ambiguous reports a lower or mixed case one (read as an
+// operator by the LIKE routes). glued reports two tokens with no space
+// between them (the LIKE routes read them as one).
+func scanQuery(q string, anyCase bool) (items []queryItem, ambiguous, glued bool) {
+	for i := 0; i < len(q); {
+		r, n := utf8.DecodeRuneInString(q[i:])
+		if isPySpace(r) {
+			i += n
+			continue
+		}
+		j := i + 1
+		if r == '"' {
+			end := strings.IndexByte(q[j:], '"')
+			if end < 0 {
+				j = len(q)
+			} else {
+				j += end + 1
+			}
+			if j < len(q) && q[j] == '*' {
+				j++
+			}
+		} else {
+			for j = i; j < len(q); {
+				r, n := utf8.DecodeRuneInString(q[j:])
+				if isPySpace(r) || r == '"' {
+					break
+				}
+				j += n
+			}
+		}
+		it := queryItem{start: i, end: j, text: q[i:j]}
+		if isOperator(it.text) {
+			switch {
+			case it.text == strings.ToUpper(it.text) || anyCase:
+				it.op = strings.ToUpper(it.text)
+			default:
+				ambiguous = true
+			}
+		}
+		if len(items) > 0 && items[len(items)-1].end == i {
+			glued = true
+		}
+		items = append(items, it)
+		i = j
+	}
+	return items, ambiguous, glued
+}
+
+// CollapseRepeats removes repeated terms from a sanitised query where that
+// cannot change what it finds, in FTS5 and in the LIKE routes alike. FTS5
+// binds adjacent terms tightest, then NOT, then AND, then OR, so the query
+// is an OR of AND-chains of NOT-chains of term sequences; repeats are
+// dropped at each level: a term repeated in its sequence (`a* a*`), a
+// repeated `NOT x`, a repeated AND operand, a repeated OR alternative
+// (`a* OR a*`). The first term of a negated sequence is kept apart, as
+// the LIKE routes negate only that one. The rest of q is kept byte for
+// byte. A query this cannot read safely (an operator without operands, a
+// lower case or/and/not, words glued to phrases) is returned unchanged.
+func CollapseRepeats(q string) string {
+	items, ambiguous, glued := scanQuery(q, ContainsCJK(q))
+	if ambiguous || glued || len(items) == 0 {
+		return q
+	}
+	for i, it := range items {
+		if it.op != "" && (i == 0 || i == len(items)-1 || items[i-1].op != "") {
+			return q
+		}
+	}
+	drop := make([]bool, len(items))
+	dropped := false
+	dropSpan := func(s itemSpan, withOp bool) {
+		for i := s.lo; i < s.hi; i++ {
+			drop[i] = true
+		}
+		if withOp {
+			drop[s.lo-1] = true
+		}
+		dropped = true
+	}
+	key := func(s itemSpan) string {
+		var parts []string
+		for i := s.lo; i < s.hi; i++ {
+			if !drop[i] {
+				parts = append(parts, items[i].text)
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	seenAlt := map[string]bool{}
+	for ai, alt := range splitItems(items, itemSpan{0, len(items)}, "OR") {
+		seenOperand := map[string]bool{}
+		for oi, operand := range splitItems(items, alt, "AND") {
+			seenNot := map[string]bool{}
+			for si, seq := range splitItems(items, operand, "NOT") {
+				seen := map[string]bool{}
+				first := seq.lo
+				if si > 0 {
+					first++ // the LIKE routes negate only the first term
+				}
+				for i := first; i < seq.hi; i++ {
+					if seen[items[i].text] {
+						dropSpan(itemSpan{i, i + 1}, false)
+					}
+					seen[items[i].text] = true
+				}
+				if si > 0 {
+					if k := key(seq); seenNot[k] {
+						dropSpan(seq, true)
+					} else {
+						seenNot[k] = true
+					}
+				}
+			}
+			if k := key(operand); seenOperand[k] && oi > 0 {
+				dropSpan(operand, true)
+			} else {
+				seenOperand[k] = true
+			}
+		}
+		if k := key(alt); seenAlt[k] && ai > 0 {
+			dropSpan(alt, true)
+		} else {
+			seenAlt[k] = true
+		}
+	}
+	if !dropped {
+		return q
+	}
+	// Cut every run of dropped items with the space before it; the first
+	// item is never dropped.
+	var b strings.Builder
+	pos := 0
+	for i := 0; i < len(items); {
+		if !drop[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(items) && drop[j] {
+			j++
+		}
+		b.WriteString(q[pos:items[i-1].end])
+		pos = items[j-1].end
+		i = j
+	}
+	b.WriteString(q[pos:])
+	return strings.TrimSpace(b.String())
+}
+
+// itemSpan is items[lo:hi].
+type itemSpan struct{ lo, hi int }
+
+// splitItems splits s at the operator op.
+func splitItems(items []queryItem, s itemSpan, op string) []itemSpan {
+	var out []itemSpan
+	lo := s.lo
+	for i := s.lo; i < s.hi; i++ {
+		if items[i].op == op {
+			out = append(out, itemSpan{lo, i})
+			lo = i + 1
+		}
+	}
+	return append(out, itemSpan{lo, s.hi})
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // FuzzSanitizeQuery: SanitizeQuery never panics, returns valid UTF-8 of at
-// most MaxQueryChars*4 bytes, and what it returns is a query FTS5 parses
-// (for CJK input, after QuoteTokens as the CJK routes use it).
+// most MaxQueryChars*4 bytes with no repeat left to collapse, and what it
+// returns is a query FTS5 parses (for CJK input, after QuoteTokens as the
+// CJK routes use it).
 func FuzzSanitizeQuery(f *testing.F) {
 	for _, q := range []string{
 		`hello world`, `hello AND`, `OR world`, `***`, `deploy*`, `C++`, `"unterminated`, `(problem`, `{test}`,
@@ -32,6 +33,8 @@ func FuzzSanitizeQuery(f *testing.F) {
 		// Found by fuzzing: FTS5 reads an uppercase operator before * as the
 		// operator, so a prefix search for it is a syntax error.
 		`0 OR*`, `a AND* b`, `a NOT* b`,
+		// Repeats collapse (CollapseRepeats).
+		strings.Repeat("a* OR ", 340) + "a*", `x NOT b NOT b c c`, `a b OR a b`, `项目 or 项目`, `"a" "a"* a`,
 	} {
 		f.Add(q)
 	}
@@ -55,6 +58,9 @@ func FuzzSanitizeQuery(f *testing.F) {
 		}
 		if n := len(out); n > sessiondb.MaxQueryChars*4 {
 			t.Fatalf("SanitizeQuery(%q): %d bytes, want at most %d", in, n, sessiondb.MaxQueryChars*4)
+		}
+		if again := sessiondb.CollapseRepeats(out); again != out {
+			t.Fatalf("SanitizeQuery(%q) = %q still holds repeats: %q", in, out, again)
 		}
 		if db == nil || out == "" {
 			return

@@ -1,8 +1,14 @@
 package sessiondb_test
 
 import (
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -82,4 +88,135 @@ func TestCJKHelpers(t *testing.T) {
 	if got, want := sessiondb.QuoteTokens(`记忆系统 or 断裂"连接`), `"记忆系统" OR "断裂""连接"`; got != want {
 		t.Errorf("QuoteTokens = %q, want %q", got, want)
 	}
+}
+
+func TestSanitizeQueryCollapsesRepeats(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{strings.Repeat("a* OR ", 340) + "a*", `a*`},
+		{`a a b a`, `a b`},
+		{`docker AND compose AND docker`, `docker AND compose`},
+		{`"x y" OR "x y" OR z`, `"x y" OR z`},
+		{`a b OR a b OR c`, `a b OR c`},
+		{`x NOT b NOT b`, `x NOT b`},
+		{`x NOT b c c`, `x NOT b c`},
+		{`chat-send chat-send`, `"chat-send"`},
+		{`项目 or 项目 OR 项目`, `项目`},
+		// Nothing repeats where it could be dropped: the query is kept.
+		{`x NOT b b`, `x NOT b b`},             // the LIKE routes read it as x AND NOT b AND b
+		{`a NOT b a NOT b`, `a NOT b a NOT b`}, // FTS5: a NOT (b a) NOT b
+		{`a or a`, `a or a`},                   // FTS5 reads "or" as a word, the LIKE routes as OR
+		{`a"b" a`, `a"b" a`},                   // the LIKE routes read a"b" as one word
+		{`a* OR A*`, `a* OR A*`},
+		{`hello world`, `hello world`},
+	} {
+		if got := sessiondb.SanitizeQuery(tt.in); got != tt.want {
+			t.Errorf("SanitizeQuery(%.60q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestCollapseRepeatsKeepsMatches: for random queries over a few words,
+// FTS5 finds the same rows with and without the repeats collapsed.
+func TestCollapseRepeatsKeepsMatches(t *testing.T) {
+	db, err := sql.Open("sqlite3", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(x)`); err != nil {
+		t.Skipf("no FTS5 (build with -tags sqlite_fts5): %v", err)
+	}
+	words := []string{"a", "b", "c", "d"}
+	for mask := 1; mask < 1<<len(words); mask++ { // every non-empty subset, in both orders
+		var doc []string
+		for i, w := range words {
+			if mask&(1<<i) != 0 {
+				doc = append(doc, w)
+			}
+		}
+		for _, d := range []string{strings.Join(doc, " "), strings.Join(reversed(doc), " ")} {
+			if _, err := db.Exec(`INSERT INTO t(x) VALUES (?)`, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	match := func(q string) string {
+		rows, err := db.Query(`SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid`, q)
+		if err != nil {
+			t.Fatalf("MATCH %q: %v", q, err)
+		}
+		defer rows.Close()
+		var ids []string
+		for rows.Next() {
+			var id string
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		return strings.Join(ids, ",")
+	}
+	operands := []string{"a", "b", "c", "a*", `"a b"`, `"b a"`, "d"}
+	ops := []string{"AND", "OR", "NOT", "", "", ""} // "" joins terms (implicit AND)
+	rng := rand.New(rand.NewPCG(1, 2))
+	collapsed := 0
+	for range 3000 {
+		parts := []string{operands[rng.IntN(len(operands))]}
+		for range rng.IntN(7) {
+			if op := ops[rng.IntN(len(ops))]; op != "" {
+				parts = append(parts, op)
+			}
+			parts = append(parts, operands[rng.IntN(len(operands))])
+		}
+		q := strings.Join(parts, " ")
+		got := sessiondb.CollapseRepeats(q)
+		if got == q {
+			continue
+		}
+		collapsed++
+		if len(got) >= len(q) {
+			t.Fatalf("CollapseRepeats(%q) = %q: not shorter", q, got)
+		}
+		if a, b := match(q), match(got); a != b {
+			t.Fatalf("MATCH %q finds %s, collapsed to %q finds %s", q, a, got, b)
+		}
+		if again := sessiondb.CollapseRepeats(got); again != got {
+			t.Fatalf("CollapseRepeats(%q) = %q, again %q", q, got, again)
+		}
+	}
+	if collapsed < 500 {
+		t.Fatalf("only %d of 3000 queries had repeats to collapse", collapsed)
+	}
+}
+
+func TestCheckQueryTerms(t *testing.T) {
+	words := make([]string, sessiondb.MaxQueryTerms+1)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d", i)
+	}
+	for _, tt := range []struct {
+		q  string
+		ok bool
+	}{
+		{strings.Join(words[:sessiondb.MaxQueryTerms], " OR "), true},
+		{strings.Join(words, " OR "), false},
+		{strings.Join(words, " "), false},
+		{`"` + strings.Join(words, " ") + `"`, false}, // a phrase counts one per word
+		{strings.Repeat("a* OR ", 340) + "a*", true},  // repeats count once
+		{strings.Repeat("a* or ", 20) + "a*", false},  // FTS5 reads "or" as a word: 41 terms
+		{strings.Join(words[:20], " ") + " 项目 " + strings.Join(words[20:], " "), false},
+	} {
+		err := sessiondb.CheckQueryTerms(sessiondb.SanitizeQuery(tt.q))
+		if tt.ok != (err == nil) {
+			t.Errorf("CheckQueryTerms(%.50q) = %v, want ok %v", tt.q, err, tt.ok)
+		}
+		if err != nil && (sessiondb.ErrorCode(err) != sessiondb.EINVALID || !strings.Contains(err.Error(), "too complex") || !strings.Contains(err.Error(), "Narrow it")) {
+			t.Errorf("CheckQueryTerms(%.50q) = %v, want EINVALID saying it is too complex and how to narrow it", tt.q, err)
+		}
+	}
+}
+
+func reversed(s []string) []string {
+	out := slices.Clone(s)
+	slices.Reverse(out)
+	return out
 }

@@ -3,6 +3,7 @@ package sessiondb
 import (
 	"sort"
 	"strings"
+	"time"
 )
 
 // SearchOptions modify Store.Search. The zero value searches every source
@@ -21,6 +22,12 @@ type SearchOptions struct {
 
 // DefaultSearchLimit is the page size when SearchOptions.Limit is 0.
 const DefaultSearchLimit = 20
+
+// DefaultSearchTimeout is the time budget the command line and the browser
+// give one search (Store.Search takes its budget from the context's
+// deadline). The costliest queries MaxQueryTerms allows take about a second
+// on 100,000 messages; 10 s lets them run on ten times that.
+const DefaultSearchTimeout = 10 * time.Second
 
 // SearchFields are the fields of a hit, in their canonical order.
 var SearchFields = []string{"id", "session_id", "role", "snippet", "timestamp", "tool_name", "source", "model", "session_started", "context"}

@@ -41,7 +41,9 @@ type Store interface {
 	Conversation(ctx context.Context, sessionID string, o ConversationOptions) ([]map[string]any, error)
 
 	// Search finds messages matching an FTS5-style query (sanitised first;
-	// CJK text is routed to the bigram, trigram or substring search).
+	// CJK text is routed to the bigram, trigram or substring search). A
+	// query of more than MaxQueryTerms terms is EINVALID; a search still
+	// running at ctx's deadline is stopped with ETIMEOUT.
 	Search(ctx context.Context, query string, o SearchOptions) ([]SearchHit, error)
 
 	// SetTitle sets a session's user title ("" clears it); titles are unique.

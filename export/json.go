@@ -14,7 +14,8 @@ import (
 // the session's columns, then "messages" (and, for a lineage, "segments"
 // and "lineage_session_ids"), as Hermes' export_session and
 // export_session_lineage build them. Messages are written as they are read,
-// so the line is never held in memory.
+// so the line is never held in memory, and a message's long text is
+// escaped as it is written (WriteJSON).
 func NewJSONL(w io.Writer, o Options) Encoder {
 	return &jsonEncoder{w: bufio.NewWriterSize(w, 64<<10), o: o}
 }
@@ -139,16 +140,16 @@ func (e *jsonEncoder) messages(msgs Messages, prefix string) error {
 			if e.o.Redact {
 				m = RedactMessage(m)
 			}
-			b, err := e.marshal(m, prefix+indentUnit)
-			if err != nil {
-				return fmt.Errorf("message %d: %w", m.ID, err)
-			}
 			if n > 0 {
 				e.w.WriteByte(',')
 			}
 			e.newline(prefix + indentUnit)
-			if _, err := e.w.Write(b); err != nil {
-				return err
+			indent := ""
+			if e.indent {
+				indent = indentUnit
+			}
+			if err := WriteJSON(e.w, m, prefix+indentUnit, indent); err != nil {
+				return fmt.Errorf("message %d: %w", m.ID, err)
 			}
 			n++
 		}

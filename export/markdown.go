@@ -194,7 +194,9 @@ func (e *markdownEncoder) message(m *sessiondb.Message) {
 // run of backticks inside it.
 func (e *markdownEncoder) fenced(lang, text string) {
 	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
-	fmt.Fprintf(e.w, "%s%s\n%s\n%s\n\n", fence, lang, strings.TrimRight(text, "\n"), fence)
+	for _, s := range []string{fence, lang, "\n", strings.TrimRight(text, "\n"), "\n", fence, "\n\n"} {
+		e.w.WriteString(s) // not Fprintf, which would copy a long text once more
+	}
 }
 
 // contentMarkdown renders message content: text as it is; a parts list as

@@ -67,7 +67,17 @@ type Options struct {
 	// instead of creating a missing (or initialising an empty) database;
 	// an invalid state.db is then not moved aside either.
 	NoCreate bool
+	// MaxMessageBytes bounds the text of one message written (appended or
+	// imported): content, tool calls, reasoning and its other fields
+	// together. 0 means sessiondb.DefaultMaxMessageBytes, a negative value
+	// no limit but SQLite's own (1 GB per value).
+	MaxMessageBytes int64
 }
+
+// MaxMessageSizeEnv is the environment variable the sessiondb command reads
+// Options.MaxMessageBytes from (a size such as 128MiB); this package never
+// reads it.
+const MaxMessageSizeEnv = "SESSIONDB_MAX_MESSAGE_SIZE"
 
 // DB is a session store on one SQLite file. It is safe for concurrent use.
 type DB struct {
@@ -78,6 +88,7 @@ type DB struct {
 
 	journalMode string
 	patience    time.Duration
+	maxMessage  int64 // Options.MaxMessageBytes resolved; <= 0: no limit
 	writes      atomic.Int64
 	usermerge   atomic.Bool // mergeFTS lowered usermerge to 2 (once per handle)
 	ident       fileIdentity
@@ -172,7 +183,10 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fileErr("open "+abs+" for writing: cannot write "+abs, err)
 	}
 
-	db := &DB{path: abs, now: opts.Now, patience: opts.WritePatience, quarantined: moved}
+	if opts.MaxMessageBytes == 0 {
+		opts.MaxMessageBytes = sessiondb.DefaultMaxMessageBytes
+	}
+	db := &DB{path: abs, now: opts.Now, patience: opts.WritePatience, maxMessage: opts.MaxMessageBytes, quarantined: moved}
 	params := url.Values{
 		"_busy_timeout": {fmt.Sprint(writerBusyTimeout)},
 		"_foreign_keys": {"on"},

@@ -26,6 +26,11 @@ const ExportPageSize = 500
 // query.
 const exportSessionPageSize = 100
 
+// exportPageBytes bounds the text a page of messages holds: a page ends
+// after ExportPageSize messages or at the first message that brings it past
+// this size, so a session of large messages is read a few at a time.
+const exportPageBytes = 16 << 20
+
 // ExportSelection chooses what ExportSessions exports. The zero value
 // selects every session, archived and hidden ones included.
 type ExportSelection struct {
@@ -152,7 +157,7 @@ func (db *DB) exportMessages(ctx context.Context, sessionID string) iter.Seq2[*s
 	return func(yield func(*sessiondb.Message, error) bool) {
 		after := int64(math.MinInt64)
 		for {
-			page, err := db.exportMessagePage(ctx, sessionID, after)
+			page, more, err := db.exportMessagePage(ctx, sessionID, after)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -162,7 +167,7 @@ func (db *DB) exportMessages(ctx context.Context, sessionID string) iter.Seq2[*s
 					return
 				}
 			}
-			if len(page) < ExportPageSize {
+			if !more {
 				return
 			}
 			after = page[len(page)-1].ID
@@ -170,26 +175,45 @@ func (db *DB) exportMessages(ctx context.Context, sessionID string) iter.Seq2[*s
 	}
 }
 
-func (db *DB) exportMessagePage(ctx context.Context, sessionID string, after int64) ([]*sessiondb.Message, error) {
-	rows, err := db.read.QueryContext(ctx, "SELECT "+messageColumns+` FROM messages
+// exportMessagePage reads the next page of a session's messages after id
+// after, and whether more may follow.
+func (db *DB) exportMessagePage(ctx context.Context, sessionID string, after int64) ([]*sessiondb.Message, bool, error) {
+	rows, err := db.read.QueryContext(ctx, "SELECT "+messageColumns+`, `+messageBytesSQL+` FROM messages
 		WHERE session_id = ? AND active = 1 AND id > ? ORDER BY id LIMIT ?`, sessionID, after, ExportPageSize)
 	if err != nil {
-		return nil, db.mapErr(fmt.Sprintf("export messages of %q", sessionID), err)
+		return nil, false, db.mapErr(fmt.Sprintf("export messages of %q", sessionID), err)
 	}
 	defer rows.Close()
 	page := make([]*sessiondb.Message, 0, ExportPageSize)
-	for rows.Next() {
-		m, err := scanMessage(rows)
+	var held, size int64
+	for held < exportPageBytes && rows.Next() {
+		m, err := scanMessage(withColumn{rows, &size})
 		if err != nil {
-			return nil, db.mapErr(fmt.Sprintf("export messages of %q", sessionID), err)
+			return nil, false, db.mapErr(fmt.Sprintf("export messages of %q", sessionID), err)
 		}
 		page = append(page, m)
+		held += size
 	}
 	if err := rows.Err(); err != nil {
-		return nil, db.mapErr(fmt.Sprintf("export messages of %q", sessionID), err)
+		return nil, false, db.mapErr(fmt.Sprintf("export messages of %q", sessionID), err)
 	}
-	return page, nil
+	return page, len(page) == ExportPageSize || held >= exportPageBytes, nil
 }
+
+// messageBytesSQL is the size in bytes of a message's text columns;
+// octet_length reads it from the record header, without the text.
+const messageBytesSQL = `COALESCE(octet_length(content), 0) + COALESCE(octet_length(tool_calls), 0) +
+	COALESCE(octet_length(reasoning), 0) + COALESCE(octet_length(reasoning_content), 0) +
+	COALESCE(octet_length(reasoning_details), 0) + COALESCE(octet_length(codex_reasoning_items), 0) +
+	COALESCE(octet_length(codex_message_items), 0) + COALESCE(octet_length(api_content), 0)`
+
+// withColumn scans one more column, after those its caller asks for.
+type withColumn struct {
+	rows  *sql.Rows
+	extra any
+}
+
+func (w withColumn) Scan(dest ...any) error { return w.rows.Scan(append(dest, w.extra)...) }
 
 // exportLineage builds Hermes' export_session_lineage object for the
 // compression lineage id belongs to.
@@ -704,7 +728,7 @@ func (db *DB) planImport(obj *importObject) (*importPlan, error) {
 		if nm.PlatformMessageID == "" {
 			nm.PlatformMessageID = im.MessageID
 		}
-		r, err := db.prepare(nm)
+		r, err := db.prepare(nm, true)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i+1, err)
 		}
@@ -770,6 +794,9 @@ func importModelConfig(raw json.RawMessage) (any, error) {
 		}
 		if s == "" {
 			return s, nil
+		}
+		if sessiondb.TooDeep(s) {
+			return sessiondb.ScrubText(s), nil // restored as exported: a value nested too deep to read
 		}
 		text = []byte(s)
 	}

@@ -30,3 +30,14 @@ func SetFSType(tb testing.TB, f func(path string) string) {
 	fsType = f
 	tb.Cleanup(func() { fsType = old })
 }
+
+// SetSearchHook makes f see every search statement before it runs (nil:
+// none) until the test ends.
+func SetSearchHook(tb testing.TB, f func(stmt string, args []any)) {
+	if f == nil {
+		searchHook = nil
+	} else {
+		searchHook = func(_ querier, stmt string, args []any) { f(stmt, args) }
+	}
+	tb.Cleanup(func() { searchHook = nil })
+}

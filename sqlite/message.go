@@ -39,13 +39,27 @@ type row struct {
 	calls                                                        int
 }
 
-func (db *DB) prepare(m sessiondb.NewMessage) (*row, error) {
+// prepare checks and encodes a message for INSERT: its size
+// (messageBytes) and the nesting of its JSON fields (MaxJSONDepth) are
+// bounded. For an import (imported), a JSON field given as a JSON string is
+// stored as that text whatever its nesting, and content given as text
+// starting with ContentJSONPrefix is stored as it is: that is how an export
+// writes a stored value it cannot read back as JSON, so it restores as it
+// was.
+func (db *DB) prepare(m sessiondb.NewMessage, imported bool) (*row, error) {
 	if m.Role == "" {
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "append message: a role is required (user, assistant, tool, system)")
 	}
-	content, err := sessiondb.EncodeContent(m.Content)
-	if err != nil {
+	if err := db.checkMessageSize(m); err != nil {
 		return nil, err
+	}
+	var content *string
+	var err error
+	if s, ok := m.Content.(string); ok && imported && strings.HasPrefix(s, sessiondb.ContentJSONPrefix) {
+		s = sessiondb.ScrubText(s)
+		content = &s
+	} else if content, err = sessiondb.EncodeContent(m.Content); err != nil {
+		return nil, appendErr(err)
 	}
 	r := &row{
 		role:        sessiondb.ScrubText(m.Role),
@@ -77,7 +91,7 @@ func (db *DB) prepare(m sessiondb.NewMessage) (*row, error) {
 	if m.CompressedSummary {
 		r.compressed = 1
 	}
-	calls, err := toolCallsJSON(m.ToolCalls)
+	calls, err := toolCallsJSON(m.ToolCalls, imported)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +109,7 @@ func (db *DB) prepare(m sessiondb.NewMessage) (*row, error) {
 		{"codex_message_items", m.CodexMessageItems, &r.codexMessage},
 		{"display_metadata", m.DisplayMetadata, &r.displayMetadata},
 	} {
-		v, err := jsonColumn(f.name, f.in)
+		v, err := jsonColumn(f.name, f.in, imported)
 		if err != nil {
 			return nil, err
 		}
@@ -106,10 +120,14 @@ func (db *DB) prepare(m sessiondb.NewMessage) (*row, error) {
 
 // toolCallsJSON normalises tool_calls: a JSON string holding JSON is
 // unwrapped, an empty value (null, "", [], {}) becomes NULL, anything else
-// must be valid JSON and is stored as given.
-func toolCallsJSON(raw json.RawMessage) (string, error) {
+// must be valid JSON, nested at most MaxJSONDepth deep, and is stored as
+// given. For an import, a string nested deeper is stored as it is.
+func toolCallsJSON(raw json.RawMessage, imported bool) (string, error) {
 	if len(raw) == 0 {
 		return "", nil
+	}
+	if err := sessiondb.CheckJSONDepth("tool_calls", raw); err != nil {
+		return "", appendErr(err)
 	}
 	if !json.Valid(raw) {
 		return "", sessiondb.Errorf(sessiondb.EINVALID, "append message: tool_calls is not valid JSON")
@@ -118,6 +136,12 @@ func toolCallsJSON(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		if strings.TrimSpace(s) == "" {
 			return "", nil
+		}
+		if imported && sessiondb.TooDeep(s) {
+			return sessiondb.ScrubText(s), nil
+		}
+		if err := sessiondb.CheckJSONDepth("tool_calls", s); err != nil {
+			return "", appendErr(err)
 		}
 		if !json.Valid([]byte(s)) {
 			return "", sessiondb.Errorf(sessiondb.EINVALID, "append message: tool_calls string is not valid JSON")
@@ -131,22 +155,78 @@ func toolCallsJSON(raw json.RawMessage) (string, error) {
 }
 
 // jsonColumn stores a JSON column: null/empty as NULL, a JSON string as the
-// string itself (not encoded twice), anything else as JSON text.
-func jsonColumn(name string, raw json.RawMessage) (any, error) {
+// string itself (not encoded twice), anything else as JSON text. What is
+// stored may nest at most MaxJSONDepth deep, except a string an import
+// stores as it is.
+func jsonColumn(name string, raw json.RawMessage, imported bool) (any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
+	}
+	if err := sessiondb.CheckJSONDepth(name, raw); err != nil {
+		return nil, appendErr(err)
 	}
 	if !json.Valid(raw) {
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "append message: %s is not valid JSON", name)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
+		if !imported {
+			if err := sessiondb.CheckJSONDepth(name, s); err != nil {
+				return nil, appendErr(err)
+			}
+		}
 		return sessiondb.ScrubText(s), nil
 	}
 	return sessiondb.ScrubText(string(raw)), nil
 }
 
-const insertMessageSQL = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls,
+// appendErr prefixes an EINVALID error of the domain with "append message".
+func appendErr(err error) error {
+	var e *sessiondb.Error
+	if errors.As(err, &e) && e.Code == sessiondb.EINVALID {
+		return &sessiondb.Error{Code: e.Code, Message: "append message: " + e.Message, Err: e.Err}
+	}
+	return err
+}
+
+// checkMessageSize refuses a message whose text fields together are over
+// the store's MaxMessageBytes. Structured content is measured as its JSON.
+func (db *DB) checkMessageSize(m sessiondb.NewMessage) error {
+	if db.maxMessage <= 0 {
+		return nil
+	}
+	n := int64(len(m.ToolCallID) + len(m.ToolCalls) + len(m.ToolName) + len(m.EffectDisposition) + len(m.FinishReason) +
+		len(m.ReasoningDetails) + len(m.CodexReasoningItems) + len(m.CodexMessageItems) + len(m.PlatformMessageID) +
+		len(m.APIContent) + len(m.DisplayKind) + len(m.DisplayMetadata) + len(m.Role))
+	if m.Reasoning != nil {
+		n += int64(len(*m.Reasoning))
+	}
+	if m.ReasoningContent != nil {
+		n += int64(len(*m.ReasoningContent))
+	}
+	switch c := m.Content.(type) {
+	case nil:
+	case string:
+		n += int64(len(c))
+	case json.RawMessage:
+		n += int64(len(c))
+	default:
+		if n <= db.maxMessage { // measure it only when it could still fit
+			b, err := json.Marshal(c)
+			if err != nil {
+				return &sessiondb.Error{Code: sessiondb.EINVALID, Message: "append message: structured message content cannot be encoded as JSON: " + err.Error(), Err: err}
+			}
+			n += int64(len(b))
+		}
+	}
+	if n > db.maxMessage {
+		return sessiondb.Errorf(sessiondb.EINVALID, "append message: the message holds %s of text (content, tool calls, reasoning and the other fields together), over the limit of %s; keep large outputs in a file and store a reference, or raise the limit (Options.MaxMessageBytes; %s for the sessiondb command)",
+			sessiondb.FormatBytes(n), sessiondb.FormatBytes(db.maxMessage), MaxMessageSizeEnv)
+	}
+	return nil
+}
+
+const insertMessageSQL = `INSERT INTO messages (id, display_order, session_id, role, content, tool_call_id, tool_calls,
 	tool_name, effect_disposition, timestamp, token_count, finish_reason, reasoning, reasoning_content,
 	reasoning_details, codex_reasoning_items, codex_message_items, platform_message_id, observed,
 	_compressed_summary, active, api_content, display_kind, display_metadata)
@@ -155,16 +235,21 @@ const insertMessageSQL = `INSERT INTO messages (session_id, role, content, tool_
 // insertMessageValues is one row of insertMessageSQL; it takes
 // insertMessageArgs arguments.
 const (
-	insertMessageValues = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"
-	insertMessageArgs   = 21
-	maxInsertRows       = 500 // rows per statement: 500*21 bound values, under SQLite's 32,766
+	insertMessageValues = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"
+	insertMessageArgs   = 23
+	maxInsertRows       = 500 // rows per statement: 500*23 bound values, under SQLite's 32,766
 )
+
+// nextMessageIDSQL is the id SQLite's AUTOINCREMENT gives the next message:
+// one past the largest id ever issued and the largest id present.
+const nextMessageIDSQL = `SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0),
+	COALESCE((SELECT MAX(id) FROM messages), 0)) + 1`
 
 // AppendMessage appends one message and updates the session's counters in
 // the same transaction. It is refused once the session ended with
 // 'compression' (the conversation continues in a child session).
 func (db *DB) AppendMessage(ctx context.Context, m sessiondb.NewMessage) (int64, error) {
-	r, err := db.prepare(m)
+	r, err := db.prepare(m, false)
 	if err != nil {
 		return 0, err
 	}
@@ -182,7 +267,7 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []session
 			m.Reasoning, m.ReasoningContent, m.ReasoningDetails = nil, nil, nil
 			m.CodexReasoningItems, m.CodexMessageItems = nil, nil
 		}
-		r, err := db.prepare(m)
+		r, err := db.prepare(m, false)
 		if err != nil {
 			return 0, fmt.Errorf("message %d: %w", i+1, err)
 		}
@@ -241,8 +326,16 @@ func appendable(ctx context.Context, tx *sql.Tx, sessionID string) error {
 
 // insertMessages inserts rows (row i into session sessionIDs[i]) with one
 // statement and returns the first row's id; the others follow it, one
-// apart: a statement allocates rowids in order, each one past the largest.
+// apart. The ids are the ones AUTOINCREMENT would give (the write lock is
+// held), and each row's display_order is its id, which is what Hermes'
+// messages_display_order_insert trigger would set for a row without a
+// display_identity: given at the INSERT, the trigger does not fire, and
+// does not rewrite the whole row (a second copy of a large message).
 func insertMessages(ctx context.Context, tx *sql.Tx, sessionIDs []string, rows []*row) (int64, error) {
+	var first int64
+	if err := tx.QueryRowContext(ctx, nextMessageIDSQL).Scan(&first); err != nil {
+		return 0, err
+	}
 	var q strings.Builder
 	q.WriteString(insertMessageSQL)
 	args := make([]any, 0, len(rows)*insertMessageArgs)
@@ -254,7 +347,8 @@ func insertMessages(ctx context.Context, tx *sql.Tx, sessionIDs []string, rows [
 		if r.content != nil {
 			content = *r.content
 		}
-		args = append(args, sessionIDs[i], r.role, content, r.toolCallID, r.toolCalls,
+		id := first + int64(i)
+		args = append(args, id, id, sessionIDs[i], r.role, content, r.toolCallID, r.toolCalls,
 			r.toolName, r.effect, r.timestamp, r.tokenCount, r.finish, r.reasoning, r.reasoningContent,
 			r.reasoningDetails, r.codexReasoning, r.codexMessage, r.platformID, r.observed,
 			r.compressed, r.apiContent, r.displayKind, r.displayMetadata)
@@ -270,8 +364,7 @@ func insertMessages(ctx context.Context, tx *sql.Tx, sessionIDs []string, rows [
 	if n != int64(len(rows)) {
 		return 0, fmt.Errorf("inserted %d messages of %d", n, len(rows))
 	}
-	last, err := res.LastInsertId()
-	return last - n + 1, err
+	return first, nil
 }
 
 func bumpCounters(ctx context.Context, tx *sql.Tx, sessionID string, messages, calls int) error {
@@ -310,15 +403,18 @@ func scanMessage(rs scanner) (*sessiondb.Message, error) {
 
 // rawJSON returns a stored JSON column as raw JSON: NULL stays nil, valid
 // JSON is returned as it is, and invalid text becomes fallback (or, when
-// fallback is "", a JSON string holding the text).
+// fallback is "", a JSON string holding the text). Text nested deeper than
+// MaxJSONDepth, valid or not, becomes a JSON string holding it: no reader
+// of the message (JSON encoders, Python's json) has to descend into it.
 func rawJSON(s sql.NullString, fallback string) json.RawMessage {
 	if !s.Valid || s.String == "" {
 		return nil
 	}
-	if json.Valid([]byte(s.String)) {
+	deep := sessiondb.TooDeep(s.String)
+	if !deep && json.Valid([]byte(s.String)) {
 		return json.RawMessage(s.String)
 	}
-	if fallback != "" {
+	if fallback != "" && !deep {
 		return json.RawMessage(fallback)
 	}
 	b, _ := json.Marshal(s.String)
@@ -395,7 +491,9 @@ var memoryContextREs = []*regexp.Regexp{
 
 func stripMemoryContext(s string) string {
 	for _, re := range memoryContextREs {
-		s = re.ReplaceAllString(s, "")
+		if re.MatchString(s) { // ReplaceAllString copies s twice even when nothing matches
+			s = re.ReplaceAllString(s, "")
+		}
 	}
 	return strings.TrimSpace(s)
 }

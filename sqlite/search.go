@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
@@ -21,7 +22,13 @@ import (
 // substring scan; tool-role and reasoning searches and a stale index use a
 // boolean LIKE scan; a pending backfill is topped up from the rows not yet
 // indexed; a Latin query with no hit retries the CJK and trigram indexes.
+//
+// A query with more than sessiondb.MaxQueryTerms terms (after repeats are
+// collapsed) is refused with EINVALID. The search runs under ctx's
+// deadline, if any: SQLite is interrupted when it passes, and the error is
+// ETIMEOUT, saying how to narrow the query.
 func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOptions) ([]sessiondb.SearchHit, error) {
+	start := time.Now()
 	fields, err := sessiondb.CheckSearchFields(o.Fields)
 	if err != nil {
 		return nil, err
@@ -32,6 +39,9 @@ func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOption
 	q := sessiondb.SanitizeQuery(query)
 	if q == "" {
 		return []sessiondb.SearchHit{}, nil
+	}
+	if err := sessiondb.CheckQueryTerms(q); err != nil {
+		return nil, err
 	}
 	if o.Limit <= 0 {
 		o.Limit = sessiondb.DefaultSearchLimit
@@ -51,17 +61,31 @@ func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOption
 		hits, err = (&searcher{db: db, o: o}).run(ctx, q)
 	}
 	if err != nil {
-		return nil, db.mapErr("search", err)
+		return nil, db.searchErr(ctx, start, "search", err)
 	}
 	if fields == nil || contains(fields, "context") {
 		if err := db.addContext(ctx, hits); err != nil {
-			return nil, db.mapErr("search context", err)
+			return nil, db.searchErr(ctx, start, "search context", err)
 		}
 	}
 	if hits == nil {
 		hits = []sessiondb.SearchHit{}
 	}
 	return hits, nil
+}
+
+// searchErr maps a search's error: past ctx's deadline it is ETIMEOUT,
+// saying how to narrow the query; any other error is mapped by mapErr.
+func (db *DB) searchErr(ctx context.Context, start time.Time, op string, err error) error {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return db.mapErr(op, err)
+	}
+	took := "its time budget"
+	if deadline, ok := ctx.Deadline(); ok && deadline.After(start) {
+		took = deadline.Sub(start).Round(10 * time.Millisecond).String()
+	}
+	return &sessiondb.Error{Code: sessiondb.ETIMEOUT, Err: context.DeadlineExceeded, Message: op + " took longer than " + took +
+		" and was stopped; narrow the query: fewer OR alternatives, longer prefixes than a*, fewer words in a phrase, or only some sources or roles"}
 }
 
 func contains(list []string, s string) bool {

@@ -24,7 +24,9 @@ var sfSearchSeeds = []string{
 }
 
 // FuzzSearch: no query makes Search fail or panic, on the rank, tool-role,
-// newest and reasoning routes. One store per fuzzing process.
+// newest and reasoning routes, except that a query of more than
+// MaxQueryTerms terms is refused (EINVALID) on every route. One store per
+// fuzzing process.
 func FuzzSearch(f *testing.F) {
 	for _, q := range sfSearchSeeds {
 		f.Add(q)
@@ -58,10 +60,17 @@ func FuzzSearch(f *testing.F) {
 
 	routes := []sessiondb.SearchOptions{{}, {Roles: []string{"tool"}}, {Sort: "newest"}, {IncludeReasoning: true}}
 	f.Fuzz(func(t *testing.T, q string) {
+		tooComplex := sessiondb.CheckQueryTerms(sessiondb.SanitizeQuery(q)) != nil
 		for _, o := range routes {
 			hits, err := db.Search(ctx, q, o)
+			if tooComplex && sessiondb.ErrorCode(err) == sessiondb.EINVALID {
+				continue
+			}
 			if err != nil {
 				t.Fatalf("Search(%q, %+v): %v (code %s)", q, o, err, sessiondb.ErrorCode(err))
+			}
+			if tooComplex {
+				t.Fatalf("Search(%q, %+v) answered a query CheckQueryTerms refuses", q, o)
 			}
 			if hits == nil {
 				t.Fatalf("Search(%q, %+v) = nil, want a list", q, o)

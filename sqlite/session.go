@@ -106,6 +106,11 @@ func (db *DB) CreateSession(ctx context.Context, ns sessiondb.NewSession) (strin
 	if ns.Source == "" {
 		return "", sessiondb.Errorf(sessiondb.EINVALID, "create session %q: a source is required (cli, telegram, …)", ns.ID)
 	}
+	for _, f := range []struct{ name, text string }{{"model_config", ns.ModelConfig}, {"origin_json", ns.OriginJSON}} {
+		if err := sessiondb.CheckJSONDepth(f.name, f.text); err != nil {
+			return "", sessiondb.Errorf(sessiondb.EINVALID, "create session %q: %s", ns.ID, err)
+		}
+	}
 	if ns.ModelConfig != "" && !json.Valid([]byte(ns.ModelConfig)) {
 		return "", sessiondb.Errorf(sessiondb.EINVALID, "create session %q: model_config is not valid JSON", ns.ID)
 	}

@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 func newAppendCommand() *command {
@@ -34,6 +37,11 @@ With --jsonl, reads one JSON object per line (session_id, role, content and any
 other message field, e.g. tool_calls, reasoning) and prints how many messages
 were appended. Every line is checked before anything is written; consecutive
 lines of one session are appended in one transaction.
+
+A message holds at most 32 MiB of text (content, tool calls, reasoning and
+its other fields together); set SESSIONDB_MAX_MESSAGE_SIZE (e.g. 256MiB, or
+unlimited) to change that. JSON fields (tool calls, reasoning details,
+structured content) may nest at most 256 levels, which Hermes' Python reads.
 
 Options:
   --role ROLE           user, assistant, tool or system (required)
@@ -85,11 +93,14 @@ Examples:
 				return usagef("give --content or --content-file, not both")
 			}
 			if contentFile != "" {
-				b, err := readInput(e, contentFile)
+				limit, err := maxMessageBytes()
 				if err != nil {
 					return err
 				}
-				content, setContent = string(b), true
+				if content, err = readInput(e, contentFile, limit); err != nil {
+					return err
+				}
+				setContent = true
 			}
 			if setContent {
 				m.Content = content
@@ -131,18 +142,48 @@ func openInput(e *env, path string) (io.ReadCloser, error) {
 	return f, nil
 }
 
-// readInput reads a whole file, or standard input for "-".
-func readInput(e *env, path string) ([]byte, error) {
+// readInput reads a whole file, or standard input for "-", of at most
+// limit bytes (a negative limit: any size). It reads one byte past the
+// limit, never more, so an endless input (/dev/zero) ends in an error.
+func readInput(e *env, path string, limit int64) (string, error) {
 	r, err := openInput(e, path)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	var b strings.Builder
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && (limit < 0 || fi.Size() <= limit) {
+			b.Grow(int(fi.Size())) // one allocation, no copy
+		}
 	}
-	return b, nil
+	in := io.Reader(r)
+	if limit >= 0 {
+		in = io.LimitReader(r, limit+1)
+	}
+	n, err := io.Copy(&b, in)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if limit >= 0 && n > limit {
+		name := path
+		if path == "-" {
+			name = "standard input"
+		}
+		return "", sessiondb.Errorf(sessiondb.EINVALID, "%s holds more than %s, the most a message may hold; nothing was appended. Raise the limit with %s=SIZE (e.g. 256MiB) if the message is meant to be that large",
+			name, sessiondb.FormatBytes(limit), sqlite.MaxMessageSizeEnv)
+	}
+	return b.String(), nil
+}
+
+// jsonlLineMax is the longest JSON line append --jsonl reads: twice the
+// message limit (JSON escapes newlines, quotes and control characters) and
+// 1 MiB for the other fields, at most 1 GiB.
+func jsonlLineMax(limit int64) int {
+	if limit < 0 || limit > (1<<30-1<<20)/2 {
+		return 1 << 30
+	}
+	return int(2*limit + 1<<20)
 }
 
 func appendJSONL(ctx context.Context, e *env, path string) error {
@@ -152,8 +193,12 @@ func appendJSONL(ctx context.Context, e *env, path string) error {
 	}
 	defer r.Close()
 	var msgs []sessiondb.NewMessage
+	limit, err := maxMessageBytes()
+	if err != nil {
+		return err
+	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	sc.Buffer(make([]byte, 1<<20), jsonlLineMax(limit))
 	for line := 1; sc.Scan(); line++ {
 		text := bytes.TrimSpace(sc.Bytes())
 		if len(text) == 0 {
@@ -168,7 +213,10 @@ func appendJSONL(ctx context.Context, e *env, path string) error {
 		}
 		msgs = append(msgs, m)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return sessiondb.Errorf(sessiondb.EINVALID, "a line of %s is longer than %s, more than a message within the limit takes (%s); nothing was appended",
+			path, sessiondb.FormatBytes(int64(jsonlLineMax(limit))), sqlite.MaxMessageSizeEnv)
+	} else if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	db, err := e.openWrite(true)

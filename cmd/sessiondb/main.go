@@ -302,7 +302,11 @@ func (e *env) openWrite(create bool) (*sqlite.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlite.Open(path, sqlite.Options{NoCreate: !create})
+	limit, err := maxMessageBytes()
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(path, sqlite.Options{NoCreate: !create, MaxMessageBytes: limit})
 	if err == nil && db.Quarantined() != "" {
 		fmt.Fprintf(e.stderr, "sessiondb: %s was not a SQLite database; it was moved to %s and a fresh database created. Inspect it with `sessiondb recover --source %s --output NEW.db`\n",
 			path, db.Quarantined(), db.Quarantined())

@@ -58,6 +58,10 @@ func screenRows(text string, cols int) int {
 // page writes text to standard output, through the pager when
 // pagerCommand says so. A pager that cannot start (not installed, or a
 // shell that cannot find it) leaves the text printed directly.
+// mayPage reports whether output could go through the pager: stdout is a
+// terminal and --no-pager was not given.
+func (e *env) mayPage() bool { return !e.noPager && isTerminal(e.stdout) }
+
 func (e *env) page(text string) error {
 	f, tty := e.stdout.(*os.File)
 	tty = tty && term.IsTerminal(int(f.Fd()))

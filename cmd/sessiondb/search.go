@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -20,19 +21,24 @@ func newSearchCommand() *command {
 		o                       sessiondb.SearchOptions
 		sources, excl, roles    stringList
 		asJSON, reasoning, inac bool
+		timeout                 time.Duration
 	)
 	return &command{
 		name:     "search",
 		synopsis: "full-text search over every message (English, CJK, tool calls)",
 		usage: `Usage: sessiondb [--db PATH] search QUERY... [--source S]... [--exclude-source S]...
-                 [--role R]... [--limit N] [--offset N] [--sort rank|newest|oldest] [--json]
+                 [--role R]... [--limit N] [--offset N] [--sort rank|newest|oldest]
+                 [--timeout DURATION] [--json]
 
 Searches every message the way Hermes does: words, "exact phrases", prefix*,
 AND/OR/NOT, hyphenated or dotted terms (chat-send, P2.2), and Chinese,
 Japanese or Korean text of any length. Hits are grouped by session. On a
 terminal the matches are highlighted and output taller than the screen goes
 through $PAGER; piped, or with --color=never or NO_COLOR, each match is
-marked >>>like this<<<, as in --json.
+marked >>>like this<<<, as in --json. Repeated terms count once; a query
+of more than 32 terms (a quoted phrase counts one per word) is refused, and
+a search that runs past --timeout is stopped (exit status 1), with advice
+on narrowing it either way.
 
 Options:
   --source S           only sessions from source S (repeatable)
@@ -43,6 +49,7 @@ Options:
   --sort ORDER         rank (default), newest or oldest
   --reasoning          also search assistant reasoning (slower: a full scan)
   --include-inactive   also search messages rewound out of the transcript
+  --timeout DURATION   stop a search running longer (default 10s; 0: no limit)
   --json               print the hits as a JSON array
   --no-pager           print directly, never through $PAGER
 
@@ -61,6 +68,7 @@ Examples:
 			fs.BoolVar(&reasoning, "reasoning", false, "")
 			fs.BoolVar(&inac, "include-inactive", false, "")
 			fs.BoolVar(&asJSON, "json", false, "")
+			fs.DurationVar(&timeout, "timeout", sessiondb.DefaultSearchTimeout, "")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) == 0 {
@@ -74,6 +82,9 @@ Examples:
 			if o.Limit < 1 || o.Offset < 0 {
 				return usagef("--limit must be at least 1 and --offset at least 0")
 			}
+			if timeout < 0 {
+				return usagef("--timeout %s: want a duration such as 10s, or 0 for no limit", timeout)
+			}
 			if len(sources) > 0 {
 				o.Sources = sources
 			}
@@ -86,7 +97,7 @@ Examples:
 				return err
 			}
 			defer db.Close()
-			hits, err := db.Search(ctx, strings.Join(args, " "), o)
+			hits, err := search(ctx, db, strings.Join(args, " "), o, timeout)
 			if err != nil {
 				return err
 			}
@@ -121,4 +132,18 @@ Examples:
 			return e.page(b.String())
 		},
 	}
+}
+
+// search runs one search under timeout (0: none).
+func search(ctx context.Context, db sessiondb.Store, q string, o sessiondb.SearchOptions, timeout time.Duration) ([]sessiondb.SearchHit, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	hits, err := db.Search(ctx, q, o)
+	if sessiondb.ErrorCode(err) == sessiondb.ETIMEOUT {
+		return nil, &sessiondb.Error{Code: sessiondb.ETIMEOUT, Err: err, Message: err.Error() + "; or give it more time with --timeout (0: no limit)"}
+	}
+	return hits, err
 }

@@ -568,7 +568,7 @@ func (m *Model) search() tea.Cmd {
 		return nil
 	}
 	m.stopSearch()
-	ctx, cancel := context.WithCancel(m.ctx)
+	ctx, cancel := context.WithTimeout(m.ctx, sessiondb.DefaultSearchTimeout)
 	m.cancelSearch = cancel
 	m.searching = true
 	id, store := m.searchID, m.store

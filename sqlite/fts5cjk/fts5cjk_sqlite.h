@@ -16,6 +16,7 @@
 #define SQLITE_OK     0
 #define SQLITE_ERROR  1
 #define SQLITE_NOMEM  7
+#define SQLITE_INTERRUPT 9
 #define SQLITE_CORRUPT 11
 #define SQLITE_RANGE  25
 #define SQLITE_ROW    100
@@ -55,6 +56,7 @@ int sqlite3_value_int(sqlite3_value *v);
 const unsigned char *sqlite3_value_text(sqlite3_value *v);
 int sqlite3_value_bytes(sqlite3_value *v);
 sqlite3 *sqlite3_context_db_handle(sqlite3_context *ctx);
+int sqlite3_is_interrupted(sqlite3 *db);
 char *sqlite3_mprintf(const char *zFormat, ...);
 void *sqlite3_realloc64(void *p, unsigned long long n);
 int sqlite3_bind_int64(sqlite3_stmt *pStmt, int iCol, sqlite3_int64 v);

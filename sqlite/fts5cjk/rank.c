@@ -65,6 +65,7 @@
 #define RANK_PRUNED 1e300
 #define RANK_MAX_K 100000
 #define RANK_MAX_ROWS (1 << 20) /* rows read ahead at most; more: per row */
+#define RANK_CHECK_EVERY 1024   /* rows between looks at sqlite3_interrupt() */
 
 /* RankRow is one row of a one-phrase query. */
 typedef struct RankRow {
@@ -107,6 +108,7 @@ static void rankDataFree(void *pData){
 /* RankAhead collects the rows of a one-phrase query (rankAheadCb). */
 typedef struct RankAhead {
   RankData *p;
+  sqlite3 *db;    /* polled for sqlite3_interrupt(): a read-ahead is long */
   sqlite3_int64 nHit;
   int nRow, nAlloc;
   int bCountOnly; /* count the rows only: not one phrase, or too many */
@@ -122,6 +124,9 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   Fts5PhraseIter it;
   int rc, iCol, iOff, i, nFreq = 0, nMinLen = 0;
   a->nHit++;
+  if( a->nHit % RANK_CHECK_EVERY == 0 && a->db && sqlite3_is_interrupted(a->db) ){
+    return SQLITE_INTERRUPT;
+  }
   if( a->bCountOnly ) return SQLITE_OK;
   if( a->nRow == a->nAlloc ){
     int n = a->nAlloc ? a->nAlloc * 2 : 256;
@@ -242,6 +247,10 @@ static int rankAhead(RankData *p, RankAhead *a, sqlite3 *db, const char *zTable)
     RankRow r = a->aRow[0];
     int nTok = 0;
     if( p->nTop == p->k && r.score < p->aTop[0] ) break;
+    if( m % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(db) ){
+      rc = SQLITE_INTERRUPT;
+      break;
+    }
     rc = rankDocsize(&sizes, r.iRowid, &nTok);
     p->aFreq[0] = (double)r.nFreq;
     r.score = rankScore(p, (double)nTok);
@@ -300,6 +309,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     RankAhead a;
     memset(&a, 0, sizeof(a));
     a.p = p;
+    a.db = db;
     a.bCountOnly = !(zTable && nPhrase == 1 && k > 0);
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
     rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);

@@ -50,6 +50,7 @@
 
 #define SNIP_CORRUPT (SQLITE_CORRUPT | (1 << 8)) /* SQLITE_CORRUPT_VTAB */
 #define SNIP_STOP SQLITE_DONE                   /* ends a tokenization early */
+#define SNIP_CHECK_EVERY 65536  /* tokens between looks at sqlite3_interrupt() */
 
 /* SnipInst is one phrase instance of the row (xInst), in xInst order. */
 typedef struct SnipInst {
@@ -58,6 +59,7 @@ typedef struct SnipInst {
 
 /* SnipCol is one column of the row, tokenized from its start. */
 typedef struct SnipCol {
+  sqlite3 *db;    /* polled for sqlite3_interrupt() while tokenizing */
   const char *zDoc;
   int nDoc;
   int bRead;      /* zDoc and nDoc are set */
@@ -90,6 +92,9 @@ static int snipTokenCb(void *pCtx, int tflags, const char *pToken, int nToken,
   (void)pToken;
   (void)nToken;
   if( tflags & FTS5_TOKEN_COLOCATED ) return SQLITE_OK;
+  if( iPos % SNIP_CHECK_EVERY == SNIP_CHECK_EVERY - 1 && sqlite3_is_interrupted(c->db) ){
+    return SQLITE_INTERRUPT;
+  }
   if( iPos == 0 ){
     rc = snipGrow(&c->aFirst, &c->nFirstAlloc, c->nFirst + 1);
     if( rc != SQLITE_OK ) return rc;
@@ -139,15 +144,36 @@ static int snipTokens(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   return rc;
 }
 
+/* snipFrom returns where a scan for the instances of column iCol from
+** offset iPos may start: with the instances in position order (bSorted),
+** the first one at or after it, found by a binary search, so that scoring
+** every instance of a long text costs n log n instead of n squared;
+** otherwise 0. */
+static int snipFrom(const SnipInst *a, int nInst, int bSorted, int iCol, int iPos){
+  int lo = 0, hi = nInst;
+  if( !bSorted ) return 0;
+  while( lo < hi ){
+    int mid = lo + (hi - lo) / 2;
+    if( a[mid].iCol < iCol || (a[mid].iCol == iCol && a[mid].iOff < iPos) ){
+      lo = mid + 1;
+    }else{
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 /* snipScore scores the fragment of nToken tokens from iPos in column iCol
 ** and, when piPos is given, where a fragment centred on its instances
-** starts. */
-static void snipScore(const SnipInst *a, int nInst, int nDocsize,
+** starts. bSorted: the instances are in position order, so the scan starts
+** at the first one in the fragment and stops after the last. */
+static void snipScore(const SnipInst *a, int nInst, int bSorted, int nDocsize,
                       unsigned char *aSeen, int iCol, int iPos, int nToken,
                       int *pnScore, int *piPos){
   int i, iFirst = -1, iLast = 0, nScore = 0;
   sqlite3_int64 iEnd = (sqlite3_int64)iPos + nToken;
-  for(i = 0; i < nInst; i++){
+  for(i = snipFrom(a, nInst, bSorted, iCol, iPos); i < nInst; i++){
+    if( bSorted && (a[i].iCol != iCol || a[i].iOff >= iEnd) ) break;
     if( a[i].iCol == iCol && a[i].iOff >= iPos && a[i].iOff < iEnd ){
       nScore += aSeen[a[i].iPhrase] ? 1 : 1000;
       aSeen[a[i].iPhrase] = 1;
@@ -280,7 +306,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                             sqlite3_context *pCtx, int nVal,
                             sqlite3_value **apVal){
   int nCol = pApi->xColumnCount(pFts), nPhrase = pApi->xPhraseCount(pFts);
-  int iCol, nToken, nInst = 0, i, rc;
+  int iCol, nToken, nInst = 0, i, rc, bSorted = 1;
   int iBestCol, iBestStart = 0, nBestScore = 0;
   const char *zOpen, *zClose, *zEllips;
   SnipInst *aInst = 0;
@@ -312,6 +338,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   }
   if( rc == SQLITE_OK ){
     memset(aCol, 0, sizeof(SnipCol) * (size_t)(nCol + 1));
+    for(i = 0; i < nCol; i++) aCol[i].db = sqlite3_context_db_handle(pCtx);
     for(i = 0; nVal > 5 && i < nCol; i++){
       aCol[i].zDoc = (const char *)sqlite3_value_text(apVal[5 + i]);
       aCol[i].nDoc = sqlite3_value_bytes(apVal[5 + i]);
@@ -322,6 +349,9 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     SnipInst *x = &aInst[i];
     rc = pApi->xInst(pFts, i, &x->iPhrase, &x->iCol, &x->iOff);
     if( rc == SQLITE_OK ) x->nSize = pApi->xPhraseSize(pFts, x->iPhrase);
+    if( i > 0 && (x[-1].iCol > x->iCol || (x[-1].iCol == x->iCol && x[-1].iOff > x->iOff)) ){
+      bSorted = 0;  /* FTS5 gives them in position order; never assumed */
+    }
   }
 
   /* Score every instance, and the start of its sentence. */
@@ -350,19 +380,23 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
         break;
       }
       memset(aSeen, 0, (size_t)nPhrase);
-      snipScore(aInst, nInst, nDocsize, aSeen, i, io, nToken, &nScore, &iAdj);
+      snipScore(aInst, nInst, bSorted, nDocsize, aSeen, i, io, nToken, &nScore, &iAdj);
       if( nScore > nBestScore ){
         nBestScore = nScore;
         iBestCol = i;
         iBestStart = iAdj;
       }
       if( c->nFirst && nDocsize > nToken ){
-        for(jj = 0; jj < c->nFirst - 1; jj++){
-          if( c->aFirst[jj + 1] > io ) break;
+        /* the last sentence start at or before io (aFirst ascends) */
+        int hi = c->nFirst - 1;
+        jj = 0;
+        while( jj < hi ){
+          int mid = jj + (hi - jj) / 2;
+          if( c->aFirst[mid + 1] > io ) hi = mid; else jj = mid + 1;
         }
         if( c->aFirst[jj] < io ){
           memset(aSeen, 0, (size_t)nPhrase);
-          snipScore(aInst, nInst, nDocsize, aSeen, i, c->aFirst[jj], nToken, &nScore, 0);
+          snipScore(aInst, nInst, bSorted, nDocsize, aSeen, i, c->aFirst[jj], nToken, &nScore, 0);
           nScore += c->aFirst[jj] == 0 ? 120 : 100;
           if( nScore > nBestScore ){
             nBestScore = nScore;

@@ -149,3 +149,37 @@ func TestSnippetEqualsFTS5(t *testing.T) {
 		})
 	}
 }
+
+// TestSnippetManyInstances: a row holding a phrase thousands of times, in
+// sentences, gets the fragment snippet() gives (sessiondb_snippet scores
+// each instance from the instances near it, not from every one, so such a
+// row costs n log n instead of n squared).
+func TestSnippetManyInstances(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE t USING fts5(a, b, c, tokenize='cjk_unicode61')`); err != nil {
+		t.Fatal(err)
+	}
+	var a, b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&a, "alpha bravo %d. charlie alpha: ", i)
+		fmt.Fprintf(&b, "delta %d alpha echo ", i%7)
+	}
+	if _, err := db.Exec(`INSERT INTO t(rowid, a, b, c) VALUES (1, ?, ?, 'alpha'), (2, 'bravo', ?, NULL)`, a.String(), b.String(), b.String()); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"alpha", "alpha OR bravo", `"charlie alpha"`, "echo delta", "alp*"} {
+		for _, col := range []int{-1, 1} {
+			want, err := snippets(db, "snippet(t, ?, '>>>', '<<<', '...', 40)", q, col)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := snippets(db, "sessiondb_snippet(t, ?, '>>>', '<<<', '...', 40)", q, col)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("MATCH %s, column %d:\n got %v\nwant %v", q, col, got, want)
+			}
+		}
+	}
+}
