@@ -998,6 +998,10 @@ const maxKeptMessageID = 1<<53 - 1
 // of the ids a session keeps the ids that are free until its first clash
 // and is numbered on from the top after it.
 //
+// Sessions are imported one at a time, so a new id may be one that a
+// later session of the file holds; that message then gets a new id in
+// turn. Into an empty database no id is ever new.
+//
 // An id at or below sqlite_sequence that no row holds any more (a deleted
 // message's) can be taken again. Nothing in the file refers to it: the
 // FTS delete trigger removed its index entries, and display_order is set
