@@ -580,3 +580,32 @@ func TestImportRefusedRow(t *testing.T) {
 		t.Errorf("%d messages stored, want a's and d's only", n)
 	}
 }
+
+// An id from the file beyond 2^53 - 1 is not kept: at the top of the int64
+// range it would leave AUTOINCREMENT no room, and every later append would
+// fail with SQLITE_FULL.
+func TestImportHugeMessageID(t *testing.T) {
+	db := MustOpen(t)
+	in := `{"id":"a","source":"cli","started_at":1777000000,"messages":[` +
+		`{"id":7,"role":"user","content":"small","timestamp":1777000001},` +
+		`{"id":9223372036854775807,"role":"user","content":"huge","timestamp":1777000002},` +
+		`{"id":"12","role":"user","content":"a string id","timestamp":1777000003}]}`
+	rep := mustImport(t, db, []byte(in), sqlite.ImportOptions{})
+	if rep.Imported != 1 || rep.Renumbered != 1 {
+		t.Fatalf("report = %+v; want the huge id renumbered", rep)
+	}
+	msgs, err := db.Messages(ctx, "a", sessiondb.MessageFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, m := range msgs {
+		ids = append(ids, m.ID)
+	}
+	if fmt.Sprint(ids) != "[7 8 9]" {
+		t.Errorf("ids %v, want [7 8 9]: the huge one and the string one numbered on after 7", ids)
+	}
+	if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "a", Role: "user", Content: "later"}); err != nil {
+		t.Errorf("append after the import: %v", err)
+	}
+}
