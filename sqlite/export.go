@@ -11,6 +11,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"strconv"
 	"strings"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -301,12 +302,13 @@ type ImportNote struct {
 // segment of a lineage object counts as a session.
 type ImportReport struct {
 	DryRun      bool         `json:"dry_run"`
-	Imported    int          `json:"imported"` // sessions that did not exist
-	Replaced    int          `json:"replaced"` // sessions that existed and were overwritten (Replace)
-	Skipped     int          `json:"skipped"`  // sessions that existed and were left alone
-	Failed      int          `json:"failed"`   // objects or sessions not imported; see Errors
-	Detached    int          `json:"detached"` // sessions imported without their parent, which was nowhere to be found
-	Messages    int          `json:"messages"` // messages written
+	Imported    int          `json:"imported"`   // sessions that did not exist
+	Replaced    int          `json:"replaced"`   // sessions that existed and were overwritten (Replace)
+	Skipped     int          `json:"skipped"`    // sessions that existed and were left alone
+	Failed      int          `json:"failed"`     // objects or sessions not imported; see Errors
+	Detached    int          `json:"detached"`   // sessions imported without their parent, which was nowhere to be found
+	Messages    int          `json:"messages"`   // messages written
+	Renumbered  int          `json:"renumbered"` // messages written with a new id, theirs being taken (not predicted by a dry run)
 	ImportedIDs []string     `json:"imported_ids"`
 	ReplacedIDs []string     `json:"replaced_ids"`
 	SkippedIDs  []string     `json:"skipped_ids"`
@@ -322,21 +324,32 @@ type ImportReport struct {
 //
 // Each session is all or nothing, in one BEGIN IMMEDIATE transaction: the
 // row with every known column, and its messages with their original
-// timestamps, active and compacted flags and every stored column. Message
-// ids are not kept (rows get new ids, in the file's order). message_count
-// and tool_call_count are recomputed from the active messages written, as
-// Hermes does; a file value that differs is reported as a warning. The
-// system prompt is stored once by hash, as CreateSession does. A parent
-// that is neither in the database nor in the input is dropped (the session
-// becomes a root) and reported; a parent that appears later in the input
-// is linked once it is there.
+// timestamps, active and compacted flags and every stored column.
+//
+// A message keeps its id from the file when no message of the database
+// holds it and it is above the id of the session's message before it.
+// Any other message gets a new id above every id the database holds or
+// has issued, so a session's messages keep the file's order; Renumbered
+// counts them, with a warning for each session. A complete export
+// imported into an empty database keeps every id, however the sessions'
+// messages interleave, and exports again exactly as it was.
+//
+// message_count and tool_call_count are recomputed from the active
+// messages written, as Hermes does; a file value that differs is reported
+// as a warning. The system prompt is stored once by hash, as CreateSession
+// does. A parent that is neither in the database nor in the input is
+// dropped (the session becomes a root) and reported; a parent that appears
+// later in the input is linked once it is there.
 //
 // An object that cannot be imported (invalid JSON, a missing id or role, a
-// title another session holds, an id seen earlier in the input) is
-// reported in Errors with its line and the rest is imported. Errors that
-// concern the database rather than the object (busy, damaged, cancelled)
-// stop the import: the sessions before it stay imported, and the report so
-// far is returned with the error.
+// title another session holds, an id seen earlier in the input, a row the
+// database's constraints refuse) is reported in Errors with its line and
+// the rest is imported; such an error names the session and what to do.
+// Errors that concern the database rather than the object (busy, damaged,
+// read-only, cancelled) stop the import: the sessions before it stay
+// imported, and the report so far is returned with the error. Importing
+// the same file again skips the sessions already there, so a stopped
+// import is finished by running it again.
 //
 // Live runtime state is reset unless o.KeepRuntimeState is set (see
 // ImportOptions). Hermes' import limits (500 sessions, 10 000 messages per
@@ -370,6 +383,7 @@ type seenSession struct {
 type detachedChild struct {
 	pos           inputPos
 	child, parent string
+	skipped       bool // the child was already there, without a parent
 }
 
 type importState struct {
@@ -511,8 +525,9 @@ func (f *importFlag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// importMessage is an exported message. The exported id and session_id
-// are ignored; message_id is Hermes' alias of platform_message_id.
+// importMessage is an exported message. The exported session_id is
+// ignored and the id kept where it is free (importIDs); message_id is
+// Hermes' alias of platform_message_id.
 type importMessage struct {
 	sessiondb.NewMessage
 	Content           json.RawMessage `json:"content"`
@@ -522,7 +537,7 @@ type importMessage struct {
 	Active            *importFlag     `json:"active"`
 	Compacted         importFlag      `json:"compacted"`
 	MessageID         string          `json:"message_id"`
-	ID                int64           `json:"id"`
+	ID                json.RawMessage `json:"id"`
 }
 
 func (st *importState) object(ctx context.Context, raw []byte, pos inputPos) error {
@@ -582,7 +597,7 @@ func (st *importState) session(ctx context.Context, obj *importObject, size int,
 		err = st.db.writeTx(ctx, TranscriptWritePatience, fmt.Sprintf("import session %q", p.id), func(tx *sql.Tx) error {
 			var err error
 			res, err = importTx(ctx, tx, p, st.o)
-			return err
+			return importRefused(p.id, err)
 		})
 	}
 	if err != nil {
@@ -597,6 +612,9 @@ func (st *importState) session(ctx context.Context, obj *importObject, size int,
 	case outcomeSkipped:
 		st.rep.Skipped++
 		st.rep.SkippedIDs = append(st.rep.SkippedIDs, p.id)
+		if res.detachedFrom != "" {
+			st.detached = append(st.detached, detachedChild{pos: pos, child: p.id, parent: res.detachedFrom, skipped: true})
+		}
 		return nil
 	case outcomeReplaced:
 		st.rep.Replaced++
@@ -606,14 +624,19 @@ func (st *importState) session(ctx context.Context, obj *importObject, size int,
 		st.rep.ImportedIDs = append(st.rep.ImportedIDs, p.id)
 	}
 	st.rep.Messages += len(p.rows)
+	if res.renumbered > 0 {
+		st.rep.Renumbered += res.renumbered
+		st.note(&st.rep.Warnings, pos, p.id, fmt.Sprintf("%d of %d messages got new ids: other messages of the database hold theirs (the session's messages keep their order)", res.renumbered, len(p.rows)))
+	}
 	if res.detachedFrom != "" {
 		st.detached = append(st.detached, detachedChild{pos: pos, child: p.id, parent: res.detachedFrom})
 	}
 	return nil
 }
 
-// finish links children to parents that came later in the input, reports
-// the children left without a parent, and warns where Hermes' limits for
+// finish links children to parents that came later in the input (and
+// skipped sessions that lack the parent the input gives them), reports the
+// imported children left without a parent, and warns where Hermes' limits for
 // a whole import are exceeded.
 func (st *importState) finish(ctx context.Context) error {
 	var orphans []detachedChild
@@ -646,6 +669,9 @@ func (st *importState) finish(ctx context.Context) error {
 		}
 	}
 	for _, d := range orphans {
+		if d.skipped {
+			continue // left as it was
+		}
 		st.rep.Detached++
 		st.note(&st.rep.Warnings, d.pos, d.child, fmt.Sprintf("parent session %q is neither in the database nor in the input: imported without a parent", d.parent))
 	}
@@ -678,7 +704,7 @@ type importPlan struct {
 type importRow struct {
 	*row
 	active, compacted int
-	id                int64 // the message's id in the file, kept when free (see importTx)
+	id                int64 // the message's id in the file (0: none), kept when free (see importIDs)
 }
 
 // planImport checks an object and encodes its messages with the append
@@ -737,7 +763,7 @@ func (db *DB) planImport(obj *importObject) (*importPlan, error) {
 		} else {
 			untimed++
 		}
-		ir := importRow{row: r, active: 1, id: im.ID}
+		ir := importRow{row: r, active: 1, id: importMessageID(im.ID)}
 		if im.Active != nil && !*im.Active {
 			ir.active = 0
 		}
@@ -760,6 +786,17 @@ func (db *DB) planImport(obj *importObject) (*importPlan, error) {
 		p.warnings = append(p.warnings, fmt.Sprintf("tool_call_count is %d in the file but the imported messages hold %d tool calls; tool_call_count is %d", *obj.ToolCallCount, p.calls, p.calls))
 	}
 	return p, nil
+}
+
+// importMessageID reads a message id from the file: a positive integer,
+// or 0 for anything else (null, absent, a string, a fraction), which gets
+// a new id like a message without one.
+func importMessageID(raw json.RawMessage) int64 {
+	id, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	if err != nil || id < 0 {
+		return 0
+	}
+	return id
 }
 
 // importContent turns exported content into what EncodeContent takes: a
@@ -818,6 +855,7 @@ const (
 type importResult struct {
 	outcome      importOutcome
 	detachedFrom string // the parent dropped because it does not exist (yet)
+	renumbered   int    // messages whose id from the file was taken (see importIDs)
 }
 
 // decideImport works out what importing p does, reading through q: skip,
@@ -833,6 +871,20 @@ func decideImport(ctx context.Context, q querier, p *importPlan, o ImportOptions
 	switch {
 	case exists && !o.Replace:
 		res.outcome = outcomeSkipped
+		// An earlier import may have had to leave the session without
+		// its parent (the parent came later in a file whose import
+		// stopped before the end, or was missing from it): link it now,
+		// in finish, if the parent turns up. A parent the row has is
+		// never changed.
+		if p.parent != "" {
+			var parentless bool
+			if err := q.QueryRowContext(ctx, "SELECT parent_session_id IS NULL FROM sessions WHERE id = ?", p.id).Scan(&parentless); err != nil {
+				return res, err
+			}
+			if parentless {
+				res.detachedFrom = p.parent
+			}
+		}
 		return res, nil
 	case exists:
 		res.outcome = outcomeReplaced
@@ -864,12 +916,51 @@ func decideImport(ctx context.Context, q querier, p *importPlan, o ImportOptions
 // (bad or clashing data) rather than the database, so the import can go on
 // with the next session.
 func objectError(err error) bool {
-	switch sessiondb.ErrorCode(err) {
-	case sessiondb.EINVALID, sessiondb.ECONFLICT, sessiondb.ENOTFOUND:
-		return true
+	var de *sessiondb.Error
+	if !errors.As(err, &de) {
+		return false
 	}
+	switch de.Code {
+	case sessiondb.EINVALID, sessiondb.ECONFLICT, sessiondb.ENOTFOUND:
+		// A file the database cannot write is not the session's fault.
+		var se sqlite3.Error
+		return !errors.As(err, &se) || se.Code == sqlite3.ErrConstraint || se.Code == sqlite3.ErrMismatch || se.Code == sqlite3.ErrTooBig
+	}
+	return false
+}
+
+// importRefused turns an error by which SQLite refused a row of session id
+// (a constraint of the schema, a newer Hermes' trigger, a value too big)
+// into one that names the session and what to do; the import reports it
+// and goes on. Any other error is returned as it is, for writeTx to retry
+// or map.
+func importRefused(id string, err error) error {
 	var se sqlite3.Error
-	return errors.As(err, &se) && (se.Code == sqlite3.ErrConstraint || se.Code == sqlite3.ErrMismatch)
+	if !errors.As(err, &se) {
+		return err
+	}
+	why := ""
+	switch {
+	case se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey:
+		return &sessiondb.Error{Code: sessiondb.ECONFLICT, Err: err, Message: fmt.Sprintf(
+			"session %q clashes with a row already in the database (SQLite: %v); nothing of it was imported. "+
+				"Change the clashing value in the file (or the row in the database) and import the file again: "+
+				"the sessions already imported are skipped", id, err)}
+	case se.ExtendedCode == sqlite3.ErrConstraintForeignKey:
+		why = "it refers to a session or system prompt the database does not hold"
+	case se.ExtendedCode == sqlite3.ErrConstraintNotNull:
+		why = "a value the database requires is missing"
+	case se.Code == sqlite3.ErrConstraint:
+		why = "a rule of the database (a check or a trigger, perhaps of a newer Hermes) refused it"
+	case se.Code == sqlite3.ErrMismatch:
+		why = "a value has a type the database does not accept"
+	case se.Code == sqlite3.ErrTooBig:
+		why = "a value is larger than SQLite accepts"
+	default:
+		return err
+	}
+	return &sessiondb.Error{Code: sessiondb.EINVALID, Err: err, Message: fmt.Sprintf(
+		"session %q was not imported: %s (SQLite: %v); nothing of it was written. Fix the session in the file and import the file again: the sessions already imported are skipped", id, why, err)}
 }
 
 func sessionExists(ctx context.Context, q querier, id string) (bool, error) {
@@ -899,11 +990,138 @@ func parentAcceptable(ctx context.Context, q querier, child, parent string) (boo
 	return n == 0, err
 }
 
-const importMessageSQL = `INSERT INTO messages (id, session_id, role, content, tool_call_id, tool_calls,
+// importMessageSQL inserts imported messages: their ids, chosen by
+// importIDs, and every column an export carries (display_identity and
+// display_order are left to the triggers, as on append).
+const (
+	importMessageSQL = `INSERT INTO messages (id, session_id, role, content, tool_call_id, tool_calls,
 	tool_name, effect_disposition, timestamp, token_count, finish_reason, reasoning, reasoning_content,
 	reasoning_details, codex_reasoning_items, codex_message_items, platform_message_id, observed,
-	_compressed_summary, active, compacted, api_content, display_kind, display_metadata)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	_compressed_summary, active, compacted, api_content, display_kind, display_metadata) VALUES `
+	importMessageValues = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	importMessageArgs   = 24
+	// importInsertRows is how many messages one INSERT carries: 500*24
+	// bound values, under SQLite's 32,766. One statement writes one FTS5
+	// segment per index, where a statement per message wrote one each.
+	importInsertRows = 500
+)
+
+// maxKeptMessageID bounds the message ids an import keeps. Beyond 2^53 a
+// JSON number is not exact for many readers (JavaScript, Python's float);
+// and an id near the top of the int64 range would leave AUTOINCREMENT no
+// room: once it has issued the largest rowid, SQLite refuses every later
+// insert with SQLITE_FULL.
+const maxKeptMessageID = 1<<53 - 1
+
+// importIDs chooses the id of each message of one session, in file order,
+// inside the import's transaction. A message keeps its id from the file
+// when no row of the database holds it and it is above the id given to
+// the message before it (a session's messages are read in id order, so
+// their order must not change). Every other message, and one without an
+// id, gets the next new id: above every id the database holds or its
+// sqlite_sequence says it ever issued, as AUTOINCREMENT would give. So a
+// complete export imported into an empty database keeps every id, however
+// the sessions' messages interleave, and into a database that holds some
+// of the ids a session keeps the ids that are free until its first clash
+// and is numbered on from the top after it.
+//
+// Sessions are imported one at a time, so a new id may be one that a
+// later session of the file holds; that message then gets a new id in
+// turn. Into an empty database no id is ever new.
+//
+// An id at or below sqlite_sequence that no row holds any more (a deleted
+// message's) can be taken again. Nothing in the file refers to it: the
+// FTS delete trigger removed its index entries, and display_order is set
+// from the new row by the insert trigger. renumbered counts the messages
+// whose id from the file was not kept.
+func importIDs(ctx context.Context, tx *sql.Tx, rows []importRow) (ids []int64, renumbered int, err error) {
+	var next int64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(
+			COALESCE((SELECT MAX(id) FROM messages), 0),
+			COALESCE((SELECT MAX(seq) FROM sqlite_sequence WHERE name = 'messages'), 0)) + 1`).Scan(&next); err != nil {
+		return nil, 0, err
+	}
+	taken, err := takenMessageIDs(ctx, tx, rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids = make([]int64, len(rows))
+	var prev int64
+	for i, r := range rows {
+		id := r.id
+		if id <= prev || id > maxKeptMessageID || taken[id] {
+			if id != 0 {
+				renumbered++
+			}
+			id = next
+		}
+		next = max(next, id+1)
+		ids[i], prev = id, id
+	}
+	return ids, renumbered, nil
+}
+
+// takenMessageIDs returns which of the rows' ids from the file a row of
+// the database holds.
+func takenMessageIDs(ctx context.Context, tx *sql.Tx, rows []importRow) (map[int64]bool, error) {
+	taken := map[int64]bool{}
+	var want []any
+	flush := func() error {
+		if len(want) == 0 {
+			return nil
+		}
+		q := "SELECT id FROM messages WHERE id IN (?" + strings.Repeat(", ?", len(want)-1) + ")"
+		rs, err := tx.QueryContext(ctx, q, want...)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var id int64
+			if err := rs.Scan(&id); err != nil {
+				return err
+			}
+			taken[id] = true
+		}
+		want = want[:0]
+		return rs.Err()
+	}
+	for _, r := range rows {
+		if r.id > 0 && r.id <= maxKeptMessageID {
+			want = append(want, r.id)
+		}
+		if len(want) == importInsertRows {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return taken, flush()
+}
+
+// insertImported inserts rows of session sid with the given ids, in one
+// statement.
+func insertImported(ctx context.Context, tx *sql.Tx, sid string, rows []importRow, ids []int64) error {
+	var q strings.Builder
+	q.WriteString(importMessageSQL)
+	args := make([]any, 0, len(rows)*importMessageArgs)
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(importMessageValues)
+		var content any
+		if r.content != nil {
+			content = *r.content
+		}
+		args = append(args, ids[i], sid, r.role, content, r.toolCallID, r.toolCalls,
+			r.toolName, r.effect, r.timestamp, r.tokenCount, r.finish, r.reasoning, r.reasoningContent,
+			r.reasoningDetails, r.codexReasoning, r.codexMessage, r.platformID, r.observed,
+			r.compressed, r.active, r.compacted, r.apiContent, r.displayKind, r.displayMetadata)
+	}
+	_, err := tx.ExecContext(ctx, q.String(), args...)
+	return err
+}
 
 // importTx writes one planned session inside the caller's transaction. It
 // keeps no state outside it, so writeTx may run it again.
@@ -962,30 +1180,14 @@ func importTx(ctx context.Context, tx *sql.Tx, p *importPlan, o ImportOptions) (
 		}
 	}
 	if len(p.rows) > 0 {
-		stmt, err := tx.PrepareContext(ctx, importMessageSQL)
+		ids, renumbered, err := importIDs(ctx, tx, p.rows)
 		if err != nil {
 			return res, err
 		}
-		defer stmt.Close()
-		// A message keeps its id when the id is above every id this file
-		// ever issued (AUTOINCREMENT's promise: ids are never reused), so
-		// an export imported into a new database exports identically.
-		var issued int64
-		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'messages'").Scan(&issued); err != nil {
-			return res, err
-		}
-		for _, r := range p.rows {
-			var content, id any
-			if r.content != nil {
-				content = *r.content
-			}
-			if r.id > issued {
-				id, issued = r.id, r.id
-			}
-			if _, err := stmt.ExecContext(ctx, id, p.id, r.role, content, r.toolCallID, r.toolCalls,
-				r.toolName, r.effect, r.timestamp, r.tokenCount, r.finish, r.reasoning, r.reasoningContent,
-				r.reasoningDetails, r.codexReasoning, r.codexMessage, r.platformID, r.observed,
-				r.compressed, r.active, r.compacted, r.apiContent, r.displayKind, r.displayMetadata); err != nil {
+		res.renumbered = renumbered
+		for start := 0; start < len(p.rows); start += importInsertRows {
+			end := min(start+importInsertRows, len(p.rows))
+			if err := insertImported(ctx, tx, p.id, p.rows[start:end], ids[start:end]); err != nil {
 				return res, err
 			}
 		}

@@ -35,8 +35,11 @@ func newAppendCommand() *command {
 Appends one message and prints its id. SESSION is an id or a unique id prefix.
 With --jsonl, reads one JSON object per line (session_id, role, content and any
 other message field, e.g. tool_calls, reasoning) and prints how many messages
-were appended. Every line is checked before anything is written; consecutive
-lines of one session are appended in one transaction.
+were appended. Every line is checked, its session included (it must exist
+and not be ended by compression), before anything is written, and the whole
+file is appended in one transaction: all of it or nothing. After an error,
+fix the line it names and run the command again; no line is appended twice.
+(A file that was appended, run again, is appended again.)
 
 A message holds at most 32 MiB of text (content, tool calls, reasoning and
 its other fields together); set SESSIONDB_MAX_MESSAGE_SIZE (e.g. 256MiB, or
@@ -193,6 +196,7 @@ func appendJSONL(ctx context.Context, e *env, path string) error {
 	}
 	defer r.Close()
 	var msgs []sessiondb.NewMessage
+	var lines []int // the line of each message
 	limit, err := maxMessageBytes()
 	if err != nil {
 		return err
@@ -212,6 +216,7 @@ func appendJSONL(ctx context.Context, e *env, path string) error {
 			return sessiondb.Errorf(sessiondb.EINVALID, "line %d: session_id and role are required; nothing was appended", line)
 		}
 		msgs = append(msgs, m)
+		lines = append(lines, line)
 	}
 	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
 		return sessiondb.Errorf(sessiondb.EINVALID, "a line of %s is longer than %s, more than a message within the limit takes (%s); nothing was appended",
@@ -224,19 +229,18 @@ func appendJSONL(ctx context.Context, e *env, path string) error {
 		return err
 	}
 	defer db.Close()
-	appended := 0
-	for start := 0; start < len(msgs); {
-		end := start + 1
-		for end < len(msgs) && msgs[end].SessionID == msgs[start].SessionID {
-			end++
-		}
-		n, err := db.AppendMessages(ctx, msgs[start].SessionID, msgs[start:end])
-		if err != nil {
-			return fmt.Errorf("%w (lines for session %q not appended; %d messages appended before)", err, msgs[start].SessionID, appended)
-		}
-		appended += n
-		start = end
+	// One transaction: every message and every session it names is
+	// checked before the first row is written, and a failure writes
+	// nothing, so the fixed file can simply be run again.
+	n, err := db.AppendBatch(ctx, msgs)
+	var be *sqlite.BatchError
+	if errors.As(err, &be) {
+		return &sessiondb.Error{Code: sessiondb.ErrorCode(be.Err), Err: be.Err, Message: fmt.Sprintf(
+			"line %d (session %q): %v; nothing was appended: fix the line and run the command again", lines[be.Index], be.SessionID, be.Err)}
 	}
-	_, err = fmt.Fprintf(e.stdout, "%d\n", appended)
+	if err != nil {
+		return fmt.Errorf("%w; nothing was appended", err)
+	}
+	_, err = fmt.Fprintf(e.stdout, "%d\n", n)
 	return err
 }

@@ -21,10 +21,15 @@ func newImportCommand() *command {
 Imports sessions written by "sessiondb export" (jsonl or json) or by Hermes'
 session export: one session object per line, or a JSON array of them. A
 lineage object imports each of its segments. Each session is written whole
-or not at all, with its messages' original timestamps and every column;
-messages get new ids. Sessions that already exist are skipped. A session
-that cannot be imported is reported with its line and the others are
-imported; the exit status is then 1.
+or not at all, with its messages' original timestamps and every column.
+Messages keep their ids where the database holds no message with the same
+id; the others get new ids after every id in the database, in the file's
+order, and are counted as renumbered. So "export --all" imported into an
+empty database exports again exactly as it was. Sessions that already
+exist are skipped, so importing a file twice, or again after an import
+stopped part way, writes each session once. A session that cannot be
+imported is reported with its line and the others are imported; the exit
+status is then 1.
 
 message_count and tool_call_count are recomputed from the imported messages.
 A parent session that is neither in the database nor in the file is dropped
@@ -111,6 +116,9 @@ func renderImportReport(rep *sqlite.ImportReport) string {
 		verb, rep.Imported, rep.Messages, rep.Replaced, rep.Skipped, rep.Failed)
 	if rep.Detached > 0 {
 		fmt.Fprintf(&b, ", %d without their parent", rep.Detached)
+	}
+	if rep.Renumbered > 0 {
+		fmt.Fprintf(&b, ", %d messages with new ids", rep.Renumbered)
 	}
 	b.WriteString("\n")
 	note := func(n sqlite.ImportNote) {

@@ -4,7 +4,7 @@
 // header, then the page) reach the file as one write (see walbuf.c for
 // when the gathered bytes are written out, and why it is only for
 // connections with synchronous=FULL). And it keeps statement journals of
-// up to 4 MiB in memory instead of temporary files.
+// up to 120 KiB in memory instead of temporary files.
 package walbuf
 
 /*
@@ -32,11 +32,19 @@ var once sync.Once
 // every page it changes in the statement journal (to undo just that
 // statement on error): for a group of 8 messages that passes 64 KiB, and
 // every group then created, wrote and deleted a file in /var/tmp.
-const stmtSpill = 4 << 20
+//
+// It must stay under 128 KiB. The in-memory journal is kept in chunks of
+// this size and, when it spills, each chunk goes to the file with one
+// write; the unix VFS writes at most 128 KiB - 1 bytes per system call and
+// reports a write of a multiple of 128 KiB as a full disk, without a
+// system error. With 4 MiB, every statement whose journal passed 4 MiB (a
+// batch of messages to many sessions, an FTS rebuild inside a migration)
+// failed with "database or disk is full" (issue 19).
+const stmtSpill = 120 << 10
 
 // Register registers the VFS; calling it again does nothing. Called before
 // anything else in the process initializes SQLite, it also raises the
-// statement journal's in-memory size (a process-wide setting) to 4 MiB;
+// statement journal's in-memory size (a process-wide setting) to 120 KiB;
 // later it leaves it alone. It panics if SQLite has no default VFS of
 // version 3 (it always has on Unix).
 func Register() {
