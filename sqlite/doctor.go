@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"errors"
@@ -53,6 +52,10 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 		return nil, err
 	}
 	d := &Diagnosis{Path: abs, Healthy: true}
+	if !d.checkAccess(abs) {
+		d.add("database", CheckWarn, "not opened until the problems above are fixed (SQLite would fail, or create a -wal or -shm with the wrong mode); then run doctor again", "")
+		return d, nil
+	}
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", abs, err)
@@ -77,7 +80,7 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 
 	var version int
 	if err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&version); err != nil {
-		d.add("schema", CheckFail, fmt.Sprintf("cannot read the schema: %v", err), "sessiondb recover --source "+abs+" --output NEW.db")
+		d.add("schema", CheckFail, fmt.Sprintf("cannot read the schema: %v", err), recoverFix(err, abs))
 		return d, nil
 	}
 	switch {
@@ -231,31 +234,8 @@ var fsType = filesystemType
 // filesystemType returns the type of the filesystem holding path, from
 // /proc/self/mountinfo (Linux), or "".
 func filesystemType(path string) string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	best, fstype := "", ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, x := range fields {
-			if x == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
-			continue
-		}
-		mnt := fields[4]
-		if (path == mnt || strings.HasPrefix(path, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) >= len(best) {
-			best, fstype = mnt, fields[sep+1]
-		}
-	}
-	return fstype
+	_, fs := mountOf(path)
+	return fs
 }
 
 // crossVMFS reports whether fs is a filesystem shared between a VM and its

@@ -30,3 +30,11 @@ func SetFSType(tb testing.TB, f func(path string) string) {
 	fsType = f
 	tb.Cleanup(func() { fsType = old })
 }
+
+// SetFileSystem makes Diagnose see the file system holding the database as
+// read-only or not, with avail bytes free, until the test ends.
+func SetFileSystem(tb testing.TB, readOnly bool, avail uint64) {
+	old := fsStat
+	fsStat = func(string) (fsStats, error) { return fsStats{readOnly: readOnly, avail: avail}, nil }
+	tb.Cleanup(func() { fsStat = old })
+}
