@@ -104,15 +104,9 @@ func (d *Diagnosis) checkAccess(abs string) bool {
 }
 
 func (d *Diagnosis) checkPath(abs string, u principal) bool {
-	who := u.name
 	if a := blockedAncestor(abs); a != "" {
 		d.add("user", CheckOK, u.describe(nil), "")
-		fi, err := os.Stat(a)
-		if err != nil {
-			d.add("directory", CheckFail, fmt.Sprintf("%s cannot reach %s: %v", who, abs, err), "")
-			return false
-		}
-		d.add("directory", CheckFail, fmt.Sprintf("%s cannot reach %s: %s (%s) does not let %s enter it", who, abs, a, modeOwner(fi), who), searchFix(a, fi, u))
+		d.add(unreachable(abs, a, u))
 		return false
 	}
 	lfi, err := os.Lstat(abs)
@@ -141,9 +135,7 @@ func (d *Diagnosis) checkPath(abs string, u principal) bool {
 		target, via = t, " (symlink to "+t+")"
 		if a := blockedAncestor(target); a != "" {
 			d.add("user", CheckOK, u.describe(nil), "")
-			if fi, err := os.Stat(a); err == nil {
-				d.add("directory", CheckFail, fmt.Sprintf("%s cannot reach %s: %s (%s) does not let %s enter it", who, target, a, modeOwner(fi), who), searchFix(a, fi, u))
-			}
+			d.add(unreachable(target, a, u))
 			return false
 		}
 	}
@@ -275,6 +267,20 @@ func permCheck(name, path string, fi fs.FileInfo, u principal, need string) (str
 	}
 	return name, CheckFail, fmt.Sprintf("%s: the mode lets %s %s, but the system refuses (%v): an ACL, the immutable attribute or a security module", mo, u.name, can, sysErr),
 		fmt.Sprintf("look at lsattr -d %s and getfacl %s", shellArg(path), shellArg(path))
+}
+
+// unreachable is the finding for a database u cannot reach because u may
+// not enter the directory a on the way. When a holds the database, u also
+// needs to create files in it, and one command gives both.
+func unreachable(path, a string, u principal) (string, string, string, string) {
+	fi, err := os.Stat(a)
+	switch {
+	case err != nil:
+		return "directory", CheckFail, fmt.Sprintf("%s cannot reach %s: %v", u.name, path, unwrapPathError(err)), ""
+	case a == filepath.Dir(path):
+		return permCheck("directory", a, fi, u, "wx")
+	}
+	return "directory", CheckFail, fmt.Sprintf("%s cannot reach %s: %s (%s) does not let %s enter it", u.name, path, a, modeOwner(fi), u.name), searchFix(a, fi, u)
 }
 
 // permFix is the command that gives u what need says on path: chmod when u
