@@ -96,29 +96,31 @@ func lacks(fi fs.FileInfo, c byte, need string) string {
 func (d *Diagnosis) checkAccess(abs string) bool {
 	before := len(d.Checks)
 	u := currentPrincipal()
-	ok := d.checkPath(abs, u)
+	d.add("user", CheckOK, u.describe(nil), "")
+	d.checkPath(abs, u, before)
 	for _, c := range d.Checks[before:] {
-		ok = ok && c.Status != CheckFail
+		if c.Status == CheckFail {
+			return false
+		}
 	}
-	return ok
+	return true
 }
 
-func (d *Diagnosis) checkPath(abs string, u principal) bool {
+// checkPath adds the findings of checkAccess after the user's (the check
+// at index userAt), which it completes once it knows the file's owner.
+func (d *Diagnosis) checkPath(abs string, u principal, userAt int) {
 	if a := blockedAncestor(abs); a != "" {
-		d.add("user", CheckOK, u.describe(nil), "")
 		d.add(unreachable(abs, a, u))
-		return false
+		return
 	}
 	lfi, err := os.Lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		d.add("user", CheckOK, u.describe(nil), "")
 		d.add("file", CheckFail, abs+" does not exist (check --db and HERMES_HOME)", "sessiondb --db "+shellArg(abs)+" init")
-		return false
+		return
 	}
 	if err != nil {
-		d.add("user", CheckOK, u.describe(nil), "")
 		d.add("file", CheckFail, fmt.Sprintf("cannot examine %s: %v", abs, err), "")
-		return false
+		return
 	}
 	// SQLite resolves a symlink and keeps the -wal and -shm next to the
 	// file it points to.
@@ -127,32 +129,29 @@ func (d *Diagnosis) checkPath(abs string, u principal) bool {
 		dest, _ := os.Readlink(abs)
 		t, err := filepath.EvalSymlinks(abs)
 		if err != nil {
-			d.add("user", CheckOK, u.describe(nil), "")
 			d.add("file", CheckFail, fmt.Sprintf("%s is a symlink to %s, which cannot be followed (%v)", abs, dest, unwrapPathError(err)),
 				"point the link at the database, or pass --db with its real path")
-			return false
+			return
 		}
 		target, via = t, " (symlink to "+t+")"
 		if a := blockedAncestor(target); a != "" {
-			d.add("user", CheckOK, u.describe(nil), "")
 			d.add(unreachable(target, a, u))
-			return false
+			return
 		}
 	}
 	fi, err := os.Stat(target)
 	if err != nil {
-		d.add("user", CheckOK, u.describe(nil), "")
 		d.add("file", CheckFail, fmt.Sprintf("cannot examine %s: %v", target, err), "")
-		return false
+		return
 	}
-	d.add("user", CheckOK, u.describe(fi), "")
+	d.Checks[userAt].Detail = u.describe(fi)
 	if !fi.Mode().IsRegular() {
 		what := "not a regular file (" + fi.Mode().Type().String() + ")"
 		if fi.IsDir() {
 			what = "a directory"
 		}
 		d.add("file", CheckFail, fmt.Sprintf("%s%s is %s, not a database file", abs, via, what), "pass --db with the path of the state.db file")
-		return false
+		return
 	}
 
 	dir := filepath.Dir(target)
@@ -178,7 +177,6 @@ func (d *Diagnosis) checkPath(abs string, u principal) bool {
 			d.add(permCheck(suffix, p, sfi, u, "rw"))
 		}
 	}
-	return true
 }
 
 // checkMount adds the read-only-mount and free-space findings for the file
