@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"errors"
@@ -56,8 +55,14 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 		return nil, err
 	}
 	d := &Diagnosis{Path: abs, Healthy: true}
-	if err := checkExisting(abs); err != nil {
-		return nil, err
+	// A missing file is the one-line error of every read command; whatever
+	// else keeps the file from being used is a finding.
+	if _, err := os.Lstat(abs); errors.Is(err, os.ErrNotExist) {
+		return nil, noDatabase(abs, "")
+	}
+	if !d.checkAccess(abs) {
+		d.add("database", CheckWarn, "not opened until the problems above are fixed (SQLite would fail, or create a -wal or -shm with the wrong mode); then run doctor again", "")
+		return d, nil
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
@@ -223,15 +228,6 @@ func (d *Diagnosis) hermesFile(f *fileFacts) bool {
 	return true
 }
 
-// recoverFix is the fix for a schema that cannot be read: recover, only
-// when the file is damaged.
-func recoverFix(err error, path string) string {
-	if sessiondb.ErrorCode(err) == sessiondb.ECORRUPT {
-		return "sessiondb recover --source " + path + " --output NEW.db"
-	}
-	return ""
-}
-
 func pragmaCheck(ctx context.Context, db *sql.DB, pragma string) []string {
 	rows, err := db.QueryContext(ctx, "PRAGMA "+pragma)
 	if err != nil {
@@ -282,31 +278,8 @@ var fsType = filesystemType
 // filesystemType returns the type of the filesystem holding path, from
 // /proc/self/mountinfo (Linux), or "".
 func filesystemType(path string) string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	best, fstype := "", ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, x := range fields {
-			if x == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
-			continue
-		}
-		mnt := fields[4]
-		if (path == mnt || strings.HasPrefix(path, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) >= len(best) {
-			best, fstype = mnt, fields[sep+1]
-		}
-	}
-	return fstype
+	_, fs := mountOf(path)
+	return fs
 }
 
 // crossVMFS reports whether fs is a filesystem shared between a VM and its

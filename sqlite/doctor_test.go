@@ -25,6 +25,7 @@ func diagnose(t *testing.T, path string) map[string]sqlite.Check {
 func TestDoctorHealthy(t *testing.T) {
 	db := MustOpen(t)
 	seed(t, db, 20)
+	sqlite.SetFileSystem(t, false, 1<<40) // whatever this machine's disk holds
 	d, err := sqlite.Diagnose(ctx, db.Path(), true)
 	if err != nil {
 		t.Fatal(err)

@@ -41,3 +41,11 @@ func SetSearchHook(tb testing.TB, f func(stmt string, args []any)) {
 	}
 	tb.Cleanup(func() { searchHook = nil })
 }
+
+// SetFileSystem makes Diagnose see the file system holding the database as
+// read-only or not, with avail bytes free, until the test ends.
+func SetFileSystem(tb testing.TB, readOnly bool, avail uint64) {
+	old := fsStat
+	fsStat = func(string) (fsStats, error) { return fsStats{readOnly: readOnly, avail: avail}, nil }
+	tb.Cleanup(func() { fsStat = old })
+}

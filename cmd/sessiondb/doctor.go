@@ -20,18 +20,26 @@ func newDoctorCommand() *command {
 		synopsis: "check the database's health and say how to fix what is wrong",
 		usage: `Usage: sessiondb [--db PATH] doctor [--full] [--fix] [--json]
 
-Checks the database without changing it: schema version, journal mode, file
-and WAL sizes, free space, SQLite's quick_check (integrity_check with
---full), the consistency of every search index, stale flags and pending
-index backfills, the filesystem (network and VM-shared filesystems are not
-safe for WAL), which processes have the file open, and whether the write
-lock is free right now. Every problem names the command that fixes it.
-Exit status 0 when healthy, 1 when a check failed.
+Checks the database without changing it. First, before SQLite opens
+anything, whether the user doctor runs as can use it: enter the
+directories on the way, create files in the file's directory (SQLite puts
+the -wal, -shm and -journal there), read and write the file and its -wal,
+-shm and -journal (modes and owners); whether the file system is mounted
+read-only; and the free space on it. While one of these fails, the database
+is not opened: fix it as printed and run doctor again. Then: schema
+version, journal mode, file and WAL sizes, free pages, SQLite's quick_check
+(integrity_check with --full), the consistency of every search index, stale
+flags and pending index backfills, the filesystem (network and VM-shared
+filesystems are not safe for WAL), which processes have the file open, and
+whether the write lock is free right now. Every problem names the command
+that fixes it. Run doctor as the user that runs Hermes: root may read and
+write any file. Exit status 0 when healthy, 1 when a check failed.
 
 Options:
   --full   run the full integrity_check (slow on big files)
   --fix    apply the safe fixes: upgrade the schema, finish index backfills,
            rebuild damaged or stale search indexes, checkpoint the WAL
+           (never permissions, mounts or disk space: those are printed)
   --json   print the report as JSON
 
 Examples:

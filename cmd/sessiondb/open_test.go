@@ -192,7 +192,7 @@ func TestForeignFile(t *testing.T) {
 // database in dir: as nobody, from a copy of the test binary, when the
 // tests run as root (root reads and writes any file); else in this
 // process, as this user.
-func asUser(t *testing.T, dir string) func(args ...string) (string, string, int) {
+func runAsNobody(t *testing.T, dir string) func(args ...string) (string, string, int) {
 	if os.Geteuid() != 0 {
 		return func(args ...string) (string, string, int) {
 			var out, errOut bytes.Buffer
@@ -254,7 +254,7 @@ func TestReadOnlyFile(t *testing.T) {
 			if err := os.Chmod(path, 0o444); err != nil {
 				t.Fatal(err)
 			}
-			run := asUser(t, dir)
+			run := runAsNobody(t, dir)
 			dirMode := os.FileMode(0o755) // root's directory: nobody cannot write it
 			if writableDir {
 				dirMode = 0o777
@@ -267,6 +267,11 @@ func TestReadOnlyFile(t *testing.T) {
 			before := snapshotOf(t, path)
 			for _, args := range readCommands {
 				out, errOut, code := run(append([]string{"--db", path}, args...)...)
+				if args[0] == "doctor" && code == exitError && strings.Contains(out, "cannot write it") {
+					// Doctor reports that no write can succeed (and, where
+					// SQLite would fail, does not open the file).
+					continue
+				}
 				if code != exitOK {
 					t.Errorf("%s: exit %d: %s", args[0], code, errOut)
 					continue
