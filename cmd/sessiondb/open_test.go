@@ -8,15 +8,11 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/sessiondb/sessiondb/internal/testenv"
 )
 
 // readCommands are the commands that only read, with arguments that make
@@ -188,45 +184,11 @@ func TestForeignFile(t *testing.T) {
 	}
 }
 
-// asUser returns a function running the CLI as an unprivileged user on a
-// database in dir: as nobody, from a copy of the test binary, when the
-// tests run as root (root reads and writes any file); else in this
-// process, as this user.
-func runAsNobody(t *testing.T, dir string) func(args ...string) (string, string, int) {
-	if os.Geteuid() != 0 {
-		return func(args ...string) (string, string, int) {
-			var out, errOut bytes.Buffer
-			code := Run(context.Background(), args, strings.NewReader(""), &out, &errOut)
-			return out.String(), errOut.String(), code
-		}
-	}
-	const nobody = 65534
-	bin := filepath.Join(dir, "sessiondb.test")
-	src, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return func(args ...string) (string, string, int) {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), benchWorkerEnv+"=1", "HOME="+dir, "NO_COLOR=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		var ee *exec.ExitError
-		switch {
-		case errors.As(err, &ee):
-			return out.String(), errOut.String(), ee.ExitCode()
-		case errors.Is(err, syscall.EPERM):
-			testenv.Missing(t, "cannot run sessiondb as an unprivileged user (nobody): "+err.Error())
-		case err != nil:
-			t.Fatalf("run as nobody: %v", err)
-		}
-		return out.String(), errOut.String(), 0
-	}
+// runAsNobody returns a function running the CLI as an unprivileged user
+// (asUser): root reads and writes any file.
+func runAsNobody(t *testing.T) func(args ...string) (string, string, int) {
+	u := newAsUser(t)
+	return func(args ...string) (string, string, int) { return u.run(t, args...) }
 }
 
 // TestReadOnlyFile: a database the user may read but not write (mode
@@ -254,7 +216,7 @@ func TestReadOnlyFile(t *testing.T) {
 			if err := os.Chmod(path, 0o444); err != nil {
 				t.Fatal(err)
 			}
-			run := runAsNobody(t, dir)
+			run := runAsNobody(t)
 			dirMode := os.FileMode(0o755) // root's directory: nobody cannot write it
 			if writableDir {
 				dirMode = 0o777
