@@ -58,3 +58,10 @@ func ReaderExec(db *DB, stmt string) error {
 	_, err := db.read.Exec(stmt)
 	return err
 }
+
+// SetRecoverDropChunk makes Recover skip, silently, every chunk of the
+// tables for which drop returns true, until the test ends.
+func SetRecoverDropChunk(tb testing.TB, drop func(table string) bool) {
+	recoverDropChunk = drop
+	tb.Cleanup(func() { recoverDropChunk = nil })
+}
