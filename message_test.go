@@ -154,3 +154,25 @@ func TestErrorCode(t *testing.T) {
 		t.Errorf("foreign error: %q", got)
 	}
 }
+
+func TestScrubTextTruncatedSurrogate(t *testing.T) {
+	// An encoded surrogate (ED A0..BF 80..BF) is one U+FFFD; cut short at
+	// the end of the text, each byte is one.
+	for _, tt := range []struct{ in, want string }{
+		{"a\xed\xa0\x80b", "a\ufffdb"},
+		{"a\xed\xa0", "a\ufffd\ufffd"},
+		{"\xed\xa0", "\ufffd\ufffd"},
+		{"a\xed", "a\ufffd"},
+	} {
+		if got := sessiondb.ScrubText(tt.in); got != tt.want {
+			t.Errorf("ScrubText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEncodeContentUnencodable(t *testing.T) {
+	_, err := sessiondb.EncodeContent(map[string]any{"f": func() {}})
+	if sessiondb.ErrorCode(err) != sessiondb.EINVALID {
+		t.Errorf("EncodeContent of a value JSON cannot hold: %v, want EINVALID", err)
+	}
+}

@@ -50,6 +50,15 @@ func TestSanitizeQuery(t *testing.T) {
 		{`AND OR`, ``},
 		{`foo. bar`, `"foo." bar`},
 		{`-x`, `"-x"`},
+		{`a AND OR`, `a`},        // the trailing OR, then the AND left dangling
+		{`"" alpha`, `"" alpha`}, // an empty phrase is a phrase
+		{`alpha AND*`, `alpha "AND"*`},
+		{`alpha OR*`, `alpha "OR"*`},
+		{`alpha NOT*`, `alpha "NOT"*`},
+		{`AND*`, ``},
+		// Every ASCII letter and digit is a bareword character, the edges too.
+		{`09 az AZ`, `09 az AZ`},
+		{`x/ y@ z`, `x  y  z`},
 	} {
 		if got := sessiondb.SanitizeQuery(tt.in); got != tt.want {
 			t.Errorf("SanitizeQuery(%q) = %q, want %q", tt.in, got, tt.want)
@@ -196,5 +205,18 @@ func TestIsCJKRanges(t *testing.T) {
 				t.Errorf("%s: CountCJK(%q) = %d", rg.name, s, got)
 			}
 		}
+	}
+}
+
+func TestQueryTermsSplitsAtPythonSpaces(t *testing.T) {
+	// Python's str.split() also splits at the separators U+001C..U+001F.
+	for _, sep := range []string{" ", "\t", "\x1c", "\x1d", "\x1e", "\x1f", "\u00a0"} {
+		q := "alpha" + sep + "OR" + sep + "beta"
+		if got := sessiondb.QueryTerms(q); len(got) != 2 || got[0] != "alpha" || got[1] != "beta" {
+			t.Errorf("QueryTerms(%q) = %q, want [alpha beta]", q, got)
+		}
+	}
+	if got := sessiondb.QueryTerms("alpha\x1bbeta"); len(got) != 1 {
+		t.Errorf("QueryTerms splits at U+001B: %q", got)
 	}
 }

@@ -137,6 +137,10 @@ func TestSearchQueryMeaning(t *testing.T) {
 		// Special characters between words: both words, anywhere.
 		{`alpha: (beta)`, and(word("alpha"), word("beta"))},
 		{`"alpha beta" deploy`, and(func(_ []string, d string) bool { return strings.Contains(d, "alpha beta") }, word("deploy"))},
+		// An empty phrase matches every row: it leaves the other terms.
+		{`"" alpha`, word("alpha")},
+		// A word ending in an operator's name and * is a prefix word.
+		{`alpha AND*`, and(word("alpha"), word("and"))},
 		// An unmatched quote is a space.
 		{`"alpha beta`, and(word("alpha"), word("beta"))},
 	} {
