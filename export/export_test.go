@@ -277,3 +277,23 @@ func ExampleNewMarkdown() {
 	//
 	// Hello!
 }
+
+// TestJSONEmptySegments: a lineage item with no segments writes an empty
+// list as json.MarshalIndent does ("[]"), not a list broken over lines.
+func TestJSONEmptySegments(t *testing.T) {
+	var buf bytes.Buffer
+	enc := export.NewJSON(&buf, export.Options{})
+	if err := enc.Encode(&export.Item{Session: &sessiondb.Session{ID: "s", Source: "cli"}, Segments: []export.Item{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var v []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), `"segments": [],`) || !strings.Contains(buf.String(), `"lineage_session_ids": []`) {
+		t.Errorf("empty segments not written as []:\n%s", buf.String())
+	}
+}
