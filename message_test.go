@@ -123,6 +123,8 @@ func TestToolCallCount(t *testing.T) {
 		{``, 0}, {`null`, 0}, {`[]`, 0}, {`""`, 0}, {`{}`, 0},
 		{`[{"id":"a"}]`, 1}, {`[{"id":"a"},{"id":"b"}]`, 2},
 		{`{"id":"a"}`, 1}, {`"call"`, 1}, {`not json`, 1},
+		// Any other JSON value counts when Python would call it true.
+		{`0`, 0}, {`2.5`, 1}, {`false`, 0}, {`true`, 1},
 	} {
 		if got := sessiondb.ToolCallCount(json.RawMessage(tt.in)); got != tt.want {
 			t.Errorf("ToolCallCount(%s) = %d, want %d", tt.in, got, tt.want)
