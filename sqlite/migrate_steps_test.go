@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"testing"
 )
 
@@ -246,5 +247,122 @@ func TestMigrateActiveDefault(t *testing.T) {
 	}
 	if got := count(t, raw, "SELECT COUNT(*) FROM messages WHERE active = 0"); got != 1 {
 		t.Errorf("%d inactive messages after the upgrade, want the 1 archived before", got)
+	}
+}
+
+// TestMigrateAddedColumnsAsDeclared: the columns an upgrade adds to an old
+// file (the oldest Hermes fixture lacks the most) are declared as in a fresh
+// file: same type, NOT NULL and default, so values get the same affinity
+// and old rows the same defaults.
+func TestMigrateAddedColumnsAsDeclared(t *testing.T) {
+	path := fixture(t, "hermes-v01.db")
+	raw := rawDB(t, path)
+	type decl struct {
+		typ     string
+		notNull int
+		dflt    sql.NullString
+	}
+	read := func(db *sql.DB, table string) map[string]decl {
+		rows, err := db.Query(`SELECT name, type, "notnull", dflt_value FROM pragma_table_info(?)`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]decl{}
+		for rows.Next() {
+			var name string
+			var d decl
+			if err := rows.Scan(&name, &d.typ, &d.notNull, &d.dflt); err != nil {
+				t.Fatal(err)
+			}
+			out[name] = d
+		}
+		return out
+	}
+	tables := []string{"sessions", "messages"}
+	before := map[string]map[string]decl{}
+	for _, tbl := range tables {
+		before[tbl] = read(raw, tbl)
+	}
+	MustOpenPath(t, path)
+	fresh := rawDB(t, MustOpen(t).Path())
+	added := 0
+	for _, tbl := range tables {
+		want := read(fresh, tbl)
+		for name, got := range read(raw, tbl) {
+			if _, old := before[tbl][name]; old {
+				continue
+			}
+			added++
+			if got != want[name] {
+				t.Errorf("%s.%s added as %+v, want %+v as in a fresh file", tbl, name, got, want[name])
+			}
+		}
+	}
+	if added < 5 {
+		t.Fatalf("only %d columns added to the v01 fixture: the test would prove little", added)
+	}
+}
+
+// TestReopenRebuildsNothing: opening a file that is up to date changes no
+// table: none is rebuilt (a primary key heal that misjudged a correct key
+// would copy the table on every open).
+func TestReopenRebuildsNothing(t *testing.T) {
+	for _, name := range []string{"", "hermes-v11.db"} {
+		t.Run("fixture "+name, func(t *testing.T) {
+			var path string
+			if name == "" {
+				path = filepath.Join(t.TempDir(), "state.db")
+			} else {
+				path = fixture(t, name)
+			}
+			MustOpenPath(t, path).Close()
+			raw := rawDB(t, path)
+			schema := func() map[string]string {
+				rows, err := raw.Query("SELECT name, rootpage || ' ' || COALESCE(sql, '') FROM sqlite_master")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				out := map[string]string{}
+				for rows.Next() {
+					var n, v string
+					if err := rows.Scan(&n, &v); err != nil {
+						t.Fatal(err)
+					}
+					out[n] = v
+				}
+				return out
+			}
+			before := schema()
+			MustOpenPath(t, path)
+			after := schema()
+			for n, v := range before {
+				if after[n] != v {
+					t.Errorf("%s changed on reopening: %q, now %q", n, v, after[n])
+				}
+			}
+			if len(after) != len(before) {
+				t.Errorf("%d schema objects after reopening, %d before", len(after), len(before))
+			}
+		})
+	}
+}
+
+// TestPrimaryKeyHealsSameWidth: a primary key of the right width but other
+// columns is healed too.
+func TestPrimaryKeyHealsSameWidth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	raw := rawDB(t, path)
+	rawExec(t, raw, `CREATE TABLE gateway_routing (scope TEXT NOT NULL DEFAULT '', session_key TEXT NOT NULL,
+		entry_json TEXT NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (session_key, updated_at))`)
+	rawExec(t, raw, `INSERT INTO gateway_routing VALUES ('', 'k', '{"old":1}', 1), ('', 'k', '{"new":1}', 2)`)
+	MustOpenPath(t, path)
+	if got := count(t, raw, "SELECT COUNT(*) FROM pragma_table_info('gateway_routing') WHERE pk > 0 AND name IN ('scope', 'session_key')"); got != 2 {
+		t.Errorf("gateway_routing primary key not (scope, session_key)")
+	}
+	var entry string
+	if err := raw.QueryRow("SELECT entry_json FROM gateway_routing WHERE session_key = 'k'").Scan(&entry); err != nil || entry != `{"new":1}` {
+		t.Errorf("routing entry %q (%v), want the newest row's", entry, err)
 	}
 }
