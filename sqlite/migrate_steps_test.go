@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 // Each version-gated data step of the upgrade (migrate.go dataMigrations),
@@ -364,5 +367,29 @@ func TestPrimaryKeyHealsSameWidth(t *testing.T) {
 	var entry string
 	if err := raw.QueryRow("SELECT entry_json FROM gateway_routing WHERE session_key = 'k'").Scan(&entry); err != nil || entry != `{"new":1}` {
 		t.Errorf("routing entry %q (%v), want the newest row's", entry, err)
+	}
+}
+
+// TestMigrateStepFailureLeavesTheFile: when a data step fails (here the
+// prompts table refuses every insert), Open fails and the file keeps its
+// version and its inline prompts: the upgrade is one transaction.
+func TestMigrateStepFailureLeavesTheFile(t *testing.T) {
+	path, raw := v11At(t, 11,
+		"CREATE TABLE system_prompts (hash TEXT PRIMARY KEY, prompt TEXT NOT NULL)",
+		"CREATE TRIGGER refuse_prompts BEFORE INSERT ON system_prompts BEGIN SELECT RAISE(ABORT, 'prompts refused'); END")
+	inline := count(t, raw, "SELECT COUNT(*) FROM sessions WHERE system_prompt IS NOT NULL")
+	db, err := sqlite.Open(path, sqlite.Options{})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open succeeded although moving the prompts failed")
+	}
+	if !strings.Contains(err.Error(), "prompts refused") {
+		t.Errorf("error %q does not carry the step's failure", err)
+	}
+	if got := count(t, raw, "SELECT version FROM schema_version"); got != 11 {
+		t.Errorf("schema_version = %d after a failed upgrade, want 11", got)
+	}
+	if got := count(t, raw, "SELECT COUNT(*) FROM sessions WHERE system_prompt IS NOT NULL"); got != inline {
+		t.Errorf("%d inline prompts after a failed upgrade, want %d", got, inline)
 	}
 }
