@@ -60,3 +60,58 @@ func TestPruneMostOfHistory(t *testing.T) {
 	}
 	checkIntegrity(t, raw)
 }
+
+// TestPruneIDsOutsideJSON: session ids that cannot travel through JSON
+// unchanged (invalid UTF-8, a NUL: files written by other tools may hold
+// them) are deleted in chunks of IN lists, as Hermes does; a prune of more
+// sessions than one chunk holds removes every one, with its messages, and
+// nothing else.
+func TestPruneIDsOutsideJSON(t *testing.T) {
+	s := opsOpen(t)
+	old := opsNow - 100*opsDay
+	tx, err := s.raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1901 // three chunks of at most 900
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("old-%04d", i)
+		switch i {
+		case 0:
+			id = "bad-\xff-utf8"
+		case 1000:
+			id = "nul-\x00-id"
+		}
+		if _, err := tx.Exec(`INSERT INTO sessions (id, source, started_at, ended_at, end_reason, message_count) VALUES (?, 'cli', ?, ?, 'user_exit', 1)`, id, old, old+1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(`INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'prunable text', ?)`, id, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	opsAged(t, s, "recent", "cli", 10, "user_exit")
+
+	cands, err := s.Prune(ctx, sessiondb.PruneOptions{Before: ops90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != n {
+		t.Errorf("%d candidates, want %d", len(cands), n)
+	}
+	if got := count(t, s.raw, "SELECT COUNT(*) FROM sessions WHERE id <> 'recent'"); got != 0 {
+		t.Errorf("%d old sessions left", got)
+	}
+	if got := count(t, s.raw, "SELECT COUNT(*) FROM messages WHERE session_id <> 'recent'"); got != 0 {
+		t.Errorf("%d messages of pruned sessions left", got)
+	}
+	if !s.exists(t, "recent") || count(t, s.raw, "SELECT COUNT(*) FROM messages WHERE session_id = 'recent'") == 0 {
+		t.Error("the recent session or its messages went too")
+	}
+	if got := count(t, s.raw, "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'prunable'"); got != 0 {
+		t.Errorf("%d search entries of pruned messages left", got)
+	}
+	checkIntegrity(t, s.raw)
+}
