@@ -115,3 +115,44 @@ func TestPruneIDsOutsideJSON(t *testing.T) {
 	}
 	checkIntegrity(t, s.raw)
 }
+
+// TestPruneBulkClearsBackfillMarkers: a prune that removes most of the
+// history rebuilds the search indexes from what remains, which completes a
+// pending backfill: its markers go with it (left behind, they would send
+// searches to the slow path for rows the index already holds).
+func TestPruneBulkClearsBackfillMarkers(t *testing.T) {
+	db := MustOpen(t)
+	old := float64(fixedNow.Add(-400 * 24 * 3600e9).Unix())
+	for i := 0; i < 300; i++ {
+		id := fmt.Sprintf("old-%03d", i)
+		db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli", StartedAt: old})
+		var ms []sessiondb.NewMessage
+		for j := 0; j < 8; j++ {
+			ms = append(ms, sessiondb.NewMessage{Role: "user", Content: fmt.Sprintf("old note %d 项目 %d", i, j), Timestamp: old + float64(j)})
+		}
+		if _, err := db.AppendMessages(ctx, id, ms); err != nil {
+			t.Fatal(err)
+		}
+		db.EndSession(ctx, id, "user_exit")
+	}
+	db.CreateSession(ctx, sessiondb.NewSession{ID: "keep", Source: "cli"})
+	db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "keep", Role: "user", Content: "recent 项目 question"})
+	raw := rawDB(t, db.Path())
+	markers := []string{"fts_rebuild_high_water", "fts_rebuild_progress", "fts_cjk_rebuild_high_water", "fts_cjk_rebuild_progress"}
+	for _, k := range markers {
+		rawExec(t, raw, "INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, '1')", k)
+	}
+	if _, err := db.Prune(ctx, sessiondb.PruneOptions{Before: old + 86400}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range markers {
+		if n := count(t, raw, "SELECT COUNT(*) FROM state_meta WHERE key = ?", k); n != 0 {
+			t.Errorf("backfill marker %s left after the rebuilding prune", k)
+		}
+	}
+	hits := search(t, db, "项目", sessiondb.SearchOptions{Limit: 10})
+	if len(hits) != 1 || hits[0].SessionID != "keep" {
+		t.Errorf("search after the prune: %d hits", len(hits))
+	}
+	checkIntegrity(t, raw)
+}
