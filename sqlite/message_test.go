@@ -481,6 +481,7 @@ func TestMessagesFilter(t *testing.T) {
 		{"latest with limit takes the newest in id order", sessiondb.MessageFilter{Latest: true, Limit: 2}, []int64{ids[3], ids[4]}},
 		{"latest with limit and inactive", sessiondb.MessageFilter{Latest: true, Limit: 4, IncludeInactive: true}, []int64{ids[1], ids[2], ids[3], ids[4]}},
 		{"offset skips rows", sessiondb.MessageFilter{Offset: 1, Limit: 2}, []int64{ids[2], ids[3]}},
+		{"offset without a limit skips rows and keeps the rest", sessiondb.MessageFilter{Offset: 2}, []int64{ids[3], ids[4]}},
 		{"after id pages forward", sessiondb.MessageFilter{AfterID: ids[2]}, []int64{ids[3], ids[4]}},
 		{"after id with limit", sessiondb.MessageFilter{AfterID: ids[0], Limit: 2}, []int64{ids[2], ids[3]}},
 		{"after the last id is empty", sessiondb.MessageFilter{AfterID: ids[4]}, nil},
