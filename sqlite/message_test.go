@@ -155,6 +155,19 @@ func TestAppendMessage(t *testing.T) {
 		}
 	})
 
+	t.Run("the window's edges: 4.2e9 is kept, 0 and below replaced", func(t *testing.T) {
+		db := msgStore(t)
+		for _, ts := range []float64{4.2e9, 0, -1, 4.2e9 + 1} {
+			msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: fmt.Sprint(ts), Timestamp: ts})
+		}
+		ms := msgList(t, db, "s1", sessiondb.MessageFilter{})
+		for i, want := range []float64{4.2e9, fixedUnix, fixedUnix, fixedUnix} {
+			if got := ms[i].Timestamp; got != want {
+				t.Errorf("message %q: timestamp %v, want %v", ms[i].Content, got, want)
+			}
+		}
+	})
+
 	t.Run("tool_call_count", func(t *testing.T) {
 		for _, tc := range []struct {
 			name      string
