@@ -123,6 +123,8 @@ func TestToolCallCount(t *testing.T) {
 		{``, 0}, {`null`, 0}, {`[]`, 0}, {`""`, 0}, {`{}`, 0},
 		{`[{"id":"a"}]`, 1}, {`[{"id":"a"},{"id":"b"}]`, 2},
 		{`{"id":"a"}`, 1}, {`"call"`, 1}, {`not json`, 1},
+		// Any other JSON value counts when Python would call it true.
+		{`0`, 0}, {`2.5`, 1}, {`false`, 0}, {`true`, 1},
 	} {
 		if got := sessiondb.ToolCallCount(json.RawMessage(tt.in)); got != tt.want {
 			t.Errorf("ToolCallCount(%s) = %d, want %d", tt.in, got, tt.want)
@@ -152,5 +154,27 @@ func TestErrorCode(t *testing.T) {
 	wrapped := &json.SyntaxError{}
 	if got := sessiondb.ErrorCode(wrapped); got != sessiondb.EINTERNAL {
 		t.Errorf("foreign error: %q", got)
+	}
+}
+
+func TestScrubTextTruncatedSurrogate(t *testing.T) {
+	// An encoded surrogate (ED A0..BF 80..BF) is one U+FFFD; cut short at
+	// the end of the text, each byte is one.
+	for _, tt := range []struct{ in, want string }{
+		{"a\xed\xa0\x80b", "a\ufffdb"},
+		{"a\xed\xa0", "a\ufffd\ufffd"},
+		{"\xed\xa0", "\ufffd\ufffd"},
+		{"a\xed", "a\ufffd"},
+	} {
+		if got := sessiondb.ScrubText(tt.in); got != tt.want {
+			t.Errorf("ScrubText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEncodeContentUnencodable(t *testing.T) {
+	_, err := sessiondb.EncodeContent(map[string]any{"f": func() {}})
+	if sessiondb.ErrorCode(err) != sessiondb.EINVALID {
+		t.Errorf("EncodeContent of a value JSON cannot hold: %v, want EINVALID", err)
 	}
 }

@@ -277,3 +277,46 @@ func ExampleNewMarkdown() {
 	//
 	// Hello!
 }
+
+// TestJSONEmptySegments: a lineage item with no segments writes an empty
+// list as json.MarshalIndent does ("[]"), not a list broken over lines.
+func TestJSONEmptySegments(t *testing.T) {
+	var buf bytes.Buffer
+	enc := export.NewJSON(&buf, export.Options{})
+	if err := enc.Encode(&export.Item{Session: &sessiondb.Session{ID: "s", Source: "cli"}, Segments: []export.Item{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var v []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), `"segments": [],`) || !strings.Contains(buf.String(), `"lineage_session_ids": []`) {
+		t.Errorf("empty segments not written as []:\n%s", buf.String())
+	}
+}
+
+// TestMarkdownOtherRoles: a role sessiondb has no heading for is shown as
+// written, capitalised; an empty one as an empty heading.
+func TestMarkdownOtherRoles(t *testing.T) {
+	var buf bytes.Buffer
+	enc := export.NewMarkdown(&buf, export.Options{})
+	it := export.Item{Session: &sessiondb.Session{ID: "s", Source: "cli"}, Messages: seq(
+		&sessiondb.Message{ID: 1, SessionID: "s", Role: "developer", Content: "use tabs", Timestamp: 1},
+		&sessiondb.Message{ID: 2, SessionID: "s", Role: "", Content: "anonymous", Timestamp: 2},
+	)}
+	if err := enc.Encode(&it); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"### Developer\n", "### \n", "use tabs", "anonymous"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -283,6 +283,22 @@ func (db *DB) ReadOnly() bool { return db.readOnly }
 // not see later writes: keep it for a short read, and say so to the user.
 func (db *DB) Immutable() bool { return db.immutable }
 
+// synchronousNames are the values of PRAGMA synchronous, by number.
+var synchronousNames = []string{"off", "normal", "full", "extra"}
+
+// Synchronous returns the synchronous setting the writer connection runs
+// with, as SQLite reports it: "off", "normal", "full" or "extra".
+func (db *DB) Synchronous(ctx context.Context) (string, error) {
+	var n int
+	if err := db.write.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&n); err != nil {
+		return "", db.mapErr("read synchronous", err)
+	}
+	if n < 0 || n >= len(synchronousNames) {
+		return "", sessiondb.Errorf(sessiondb.EINTERNAL, "PRAGMA synchronous returned %d", n)
+	}
+	return synchronousNames[n], nil
+}
+
 // Close checkpoints the WAL (PASSIVE; not once writes were halted, never on
 // a read-only handle) and closes every connection.
 func (db *DB) Close() error {

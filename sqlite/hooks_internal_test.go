@@ -49,3 +49,38 @@ func SetFileSystem(tb testing.TB, readOnly bool, avail uint64) {
 	fsStat = func(string) (fsStats, error) { return fsStats{readOnly: readOnly, avail: avail}, nil }
 	tb.Cleanup(func() { fsStat = old })
 }
+
+// WriterPragma returns PRAGMA name as the store's writer connection reports
+// it (the writer pool holds exactly one connection).
+func WriterPragma(tb testing.TB, db *DB, name string) string {
+	tb.Helper()
+	var v string
+	if err := db.write.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
+		tb.Fatalf("writer PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+// ReaderPragma returns PRAGMA name as a connection of the store's read pool
+// reports it.
+func ReaderPragma(tb testing.TB, db *DB, name string) string {
+	tb.Helper()
+	var v string
+	if err := db.read.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
+		tb.Fatalf("reader PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+// ReaderExec runs stmt on a connection of the store's read pool.
+func ReaderExec(db *DB, stmt string) error {
+	_, err := db.read.Exec(stmt)
+	return err
+}
+
+// SetRecoverDropChunk makes Recover skip, silently, every chunk of the
+// tables for which drop returns true, until the test ends.
+func SetRecoverDropChunk(tb testing.TB, drop func(table string) bool) {
+	recoverDropChunk = drop
+	tb.Cleanup(func() { recoverDropChunk = nil })
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -35,7 +36,7 @@ func MustOpenPath(tb testing.TB, path string) *sqlite.DB {
 // returns the copy's path; the originals are never opened for writing.
 func fixture(tb testing.TB, name string) string {
 	tb.Helper()
-	src := filepath.Join("..", "..", "shared", "fixtures", name)
+	src := testenv.Shared("fixtures", name)
 	in, err := os.Open(src)
 	if err != nil {
 		tb.Fatalf("fixture %s: %v (the Hermes fixtures live in ../shared/fixtures next to the repository)", name, err)

@@ -155,6 +155,19 @@ func TestAppendMessage(t *testing.T) {
 		}
 	})
 
+	t.Run("the window's edges: 4.2e9 is kept, 0 and below replaced", func(t *testing.T) {
+		db := msgStore(t)
+		for _, ts := range []float64{4.2e9, 0, -1, 4.2e9 + 1} {
+			msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: fmt.Sprint(ts), Timestamp: ts})
+		}
+		ms := msgList(t, db, "s1", sessiondb.MessageFilter{})
+		for i, want := range []float64{4.2e9, fixedUnix, fixedUnix, fixedUnix} {
+			if got := ms[i].Timestamp; got != want {
+				t.Errorf("message %q: timestamp %v, want %v", ms[i].Content, got, want)
+			}
+		}
+	})
+
 	t.Run("tool_call_count", func(t *testing.T) {
 		for _, tc := range []struct {
 			name      string
@@ -481,6 +494,7 @@ func TestMessagesFilter(t *testing.T) {
 		{"latest with limit takes the newest in id order", sessiondb.MessageFilter{Latest: true, Limit: 2}, []int64{ids[3], ids[4]}},
 		{"latest with limit and inactive", sessiondb.MessageFilter{Latest: true, Limit: 4, IncludeInactive: true}, []int64{ids[1], ids[2], ids[3], ids[4]}},
 		{"offset skips rows", sessiondb.MessageFilter{Offset: 1, Limit: 2}, []int64{ids[2], ids[3]}},
+		{"offset without a limit skips rows and keeps the rest", sessiondb.MessageFilter{Offset: 2}, []int64{ids[3], ids[4]}},
 		{"after id pages forward", sessiondb.MessageFilter{AfterID: ids[2]}, []int64{ids[3], ids[4]}},
 		{"after id with limit", sessiondb.MessageFilter{AfterID: ids[0], Limit: 2}, []int64{ids[2], ids[3]}},
 		{"after the last id is empty", sessiondb.MessageFilter{AfterID: ids[4]}, nil},

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -211,7 +212,7 @@ type fixtureJSON struct {
 
 func loadFixtureJSON(tb testing.TB, name string) fixtureJSON {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "fixtures", name))
+	b, err := os.ReadFile(testenv.Shared("fixtures", name))
 	if err != nil {
 		tb.Fatal(err)
 	}

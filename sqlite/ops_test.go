@@ -480,6 +480,13 @@ func TestNextTitleInLineage(t *testing.T) {
 	if got := next("100% done"); got != "100% done #2" {
 		t.Errorf("100%% done existing: %q", got)
 	}
+	// A title of another lineage that starts like this one's numbers
+	// ("deploy #7 #9" is #9 of "deploy #7") does not count.
+	mk("deploy")
+	mk("deploy #7 #9")
+	if got := next("deploy"); got != "deploy #2" {
+		t.Errorf("deploy with deploy #7 #9 present: %q, want deploy #2", got)
+	}
 	// a backslash is literal too
 	mk(`dir\x #9`)
 	if got := next(`dir\x`); got != `dir\x #10` {

@@ -81,17 +81,33 @@ func reliabMessage(tag string, sessions []string, i int) sessiondb.NewMessage {
 	return m
 }
 
+// protocolFD is the file descriptor on which a re-executed helper writes
+// its protocol lines: the parent passes a pipe as the child's first extra
+// file. Stdout belongs to the test framework, which prints "PASS", and under
+// -cover a "coverage: …" line, in every re-executed test binary.
+const protocolFD = 3
+
+// protocolOut is the helper's protocol stream (see protocolFD). An
+// *os.File is unbuffered: one write(2) per Fprintf, and a pipe write of
+// less than PIPE_BUF bytes is atomic, so a line is either read completely or
+// not at all when the helper is killed.
+func protocolOut() *os.File {
+	return os.NewFile(protocolFD, "protocol")
+}
+
 // TestReliabilityHelperWriter is not a test: the reliability tests run the
 // test binary again with only this function selected and the environment
 // above set. It opens the store (at the start instant, if given), creates
 // the sessions if asked, prints "ready", (when gated) waits for a line on
 // stdin, appends N messages and prints "ack <id> <content>" after each
-// AppendMessage returned. Any error goes to stderr with exit status 1.
+// AppendMessage returned; these lines go to protocolFD. Any error goes to
+// stderr with exit status 1.
 func TestReliabilityHelperWriter(t *testing.T) {
 	path := os.Getenv(envRelDB)
 	if path == "" {
 		return
 	}
+	out := protocolOut()
 	tag := os.Getenv(envRelTag)
 	fail := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "writer %s pid %d: "+format+"\n", append([]any{tag, os.Getpid()}, args...)...)
@@ -119,7 +135,7 @@ func TestReliabilityHelperWriter(t *testing.T) {
 			}
 		}
 	}
-	fmt.Println("ready")
+	fmt.Fprintln(out, "ready")
 	if os.Getenv(envRelGate) != "" {
 		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 			fail("gate: %v", err)
@@ -131,9 +147,7 @@ func TestReliabilityHelperWriter(t *testing.T) {
 		if err != nil {
 			fail("append %d: %v (code %s)", i, err, sessiondb.ErrorCode(err))
 		}
-		// os.Stdout is unbuffered: one write(2) per line, so a line is
-		// either logged completely or not at all when the process is killed.
-		fmt.Printf("ack %d %s\n", id, reliabContent(tag, i))
+		fmt.Fprintf(out, "ack %d %s\n", id, reliabContent(tag, i))
 	}
 	if err := db.Close(); err != nil {
 		fail("close: %v", err)
@@ -141,10 +155,12 @@ func TestReliabilityHelperWriter(t *testing.T) {
 }
 
 // proc is a child process (a re-executed writer or the Python co-writer)
-// whose stdout is read line by line while it runs.
+// whose protocol stream is read line by line while it runs: the Python
+// co-writer's stdout, a re-executed test binary's protocolFD.
 type proc struct {
 	name   string
 	cmd    *exec.Cmd
+	stdout bytes.Buffer // a re-executed test binary's stdout: the test framework's lines
 	stderr bytes.Buffer
 	ready  chan struct{} // closed at the "ready" line
 	eof    chan struct{} // closed when stdout is drained
@@ -152,7 +168,7 @@ type proc struct {
 	mu    sync.Mutex
 	acks  []ack    // "ack <id> <content>" lines, in order
 	done  string   // payload of the "done" line
-	other []string // any other line
+	other []string // any other line on the protocol stream
 }
 
 type ack struct {
@@ -160,19 +176,41 @@ type ack struct {
 	content string
 }
 
-func startProc(t *testing.T, name string, cmd *exec.Cmd) *proc {
+// startProc starts cmd and reads its protocol stream: stdout, or with
+// viaFD (a re-executed test binary) the pipe it gets as protocolFD.
+func startProc(t *testing.T, name string, cmd *exec.Cmd, viaFD bool) *proc {
 	t.Helper()
 	p := &proc{name: name, cmd: cmd, ready: make(chan struct{}), eof: make(chan struct{})}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	var out io.ReadCloser
+	var childEnd *os.File
+	if viaFD {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, childEnd = r, w
+		cmd.ExtraFiles = []*os.File{w} // protocolFD: the first extra file is fd 3
+		cmd.Stdout = &p.stdout
+	} else {
+		var err error
+		if out, err = cmd.StdoutPipe(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd.Stderr = &p.stderr
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	if childEnd != nil {
+		childEnd.Close() // the child holds its copy; EOF comes when it exits
+	}
+	if err != nil {
+		out.Close()
 		t.Fatalf("start %s: %v", name, err)
 	}
 	go func() {
 		defer close(p.eof)
+		if viaFD {
+			defer out.Close() // exec closes only the pipes it made itself
+		}
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		readyOnce := sync.OnceFunc(func() { close(p.ready) })
@@ -224,7 +262,7 @@ func startWriter(t *testing.T, ctx context.Context, path, tag string, n int, ses
 		}
 		release = func() { stdin.Write([]byte("go\n")) }
 	}
-	return startProc(t, "writer "+tag, cmd), release
+	return startProc(t, "writer "+tag, cmd, true), release
 }
 
 // wait drains stdout and waits for the process; it reports whether the
@@ -510,9 +548,7 @@ func TestReliabilityManyProcesses(t *testing.T) {
 			}
 		}
 		for _, line := range r.p.other {
-			if line != "PASS" {
-				t.Errorf("writer %s printed an unexpected line: %q", r.tag, line)
-			}
+			t.Errorf("writer %s printed an unexpected protocol line: %q", r.tag, line)
 		}
 	}
 	for c, ids := range stored {
@@ -621,7 +657,7 @@ func TestCowriterHermes(t *testing.T) {
 	py := exec.CommandContext(runCtx, python, filepath.Join("testdata", "hermes_cowriter.py"), path,
 		"--create", "py-own", "--session", "py-own", "--session", "shared", "-n", strconv.Itoa(pyN), "--tag", "py")
 	py.Env = append(os.Environ(), "PYTHONIOENCODING=utf-8")
-	pp := startProc(t, "hermes_cowriter.py", py)
+	pp := startProc(t, "hermes_cowriter.py", py, false)
 	pp.waitReady(t, 30*time.Second)
 	releaseGP()
 
@@ -1053,13 +1089,14 @@ const envReadOnlyDB = "SESSIONDB_RELIAB_READONLY_DB"
 
 // TestBadFileHelperReadOnly is not a test: testReadOnly runs the test binary
 // again as an unprivileged user (root may write any file) with this
-// function selected. It opens the database and prints the error as JSON.
+// function selected. It opens the database and writes the error as JSON to
+// protocolFD.
 func TestBadFileHelperReadOnly(t *testing.T) {
 	path := os.Getenv(envReadOnlyDB)
 	if path == "" {
 		return
 	}
-	json.NewEncoder(os.Stdout).Encode(readOnlyOpen(path))
+	json.NewEncoder(protocolOut()).Encode(readOnlyOpen(path))
 }
 
 type readOnlyResult struct {
@@ -1123,15 +1160,15 @@ func testReadOnly(t *testing.T, journal string) {
 		cmd := exec.Command(bin, "-test.run=^TestBadFileHelperReadOnly$", "-test.count=1")
 		cmd.Env = append(os.Environ(), envReadOnlyDB+"="+path, "HOME="+dataDir)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(nobody), Gid: uint32(nobody)}}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("read-only helper: %v\n%s\n%s", err, out, stderr.String())
+		p := startProc(t, "read-only helper", cmd, true)
+		if _, err := p.wait(); err != nil {
+			t.Fatalf("read-only helper: %v\n%s\n%s", err, p.stdout.String(), p.stderr.String())
 		}
-		line, _, _ := bytes.Cut(out, []byte("\n"))
-		if err := json.Unmarshal(line, &res); err != nil {
-			t.Fatalf("read-only helper output %q: %v", out, err)
+		if len(p.other) != 1 {
+			t.Fatalf("read-only helper wrote %q, want one JSON line", p.other)
+		}
+		if err := json.Unmarshal([]byte(p.other[0]), &res); err != nil {
+			t.Fatalf("read-only helper output %q: %v", p.other[0], err)
 		}
 		if res.UID != nobody {
 			t.Fatalf("helper ran as uid %d", res.UID)

@@ -963,6 +963,16 @@ func TestSearchBehaviourCJKWithoutBigram(t *testing.T) {
 	})
 	t.Run("Latin retry uses the trigram index", func(t *testing.T) {
 		route(t, "youer", sessiondb.SearchOptions{}, true, s.youer)
+		route(t, "you", sessiondb.SearchOptions{}, true, s.youer) // three characters: the least it takes
+	})
+	t.Run("three CJK characters are the trigram route's least", func(t *testing.T) {
+		route(t, "记忆断", sessiondb.SearchOptions{}, true, s.memory)
+		route(t, "部署服", sessiondb.SearchOptions{}, true, s.deployCLI)
+		route(t, "记忆断 OR 部署服", sessiondb.SearchOptions{}, true, s.memory, s.deployCLI)
+		// a Latin token beside them does not count as a short CJK token
+		route(t, "通信协议 Agent", sessiondb.SearchOptions{}, true, s.agent)
+		// one token of two CJK characters sends the whole query to the scan
+		route(t, "记忆断 部署", sessiondb.SearchOptions{}, false, s.memory, s.deployCLI, s.deployTG, s.deployTool, s.deployCron)
 	})
 }
 

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -24,7 +24,7 @@ type manifestSearch struct {
 
 func loadManifest(tb testing.TB, name string) []manifestSearch {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "fixtures", name))
+	b, err := os.ReadFile(testenv.Shared("fixtures", name))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -39,9 +39,6 @@ const benchWorkerEnv = "SESSIONDB_BENCH_WORKER"
 const (
 	benchSearchLimit = 20
 	benchListLimit   = 20
-	// benchSynchronous is the synchronous pragma of the store bench opens:
-	// the zero sqlite.Options, i.e. FULL (every append durable on return).
-	benchSynchronous = "full"
 )
 
 // benchOptions are the command line of `sessiondb bench`.
@@ -189,7 +186,11 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 	if err := o.measureReads(ctx, e, db, queries, rep); err != nil {
 		return err
 	}
-	rep.JournalMode, rep.Synchronous = db.JournalMode(), benchSynchronous
+	// The settings the store ran with, as SQLite reports them.
+	rep.JournalMode = db.JournalMode()
+	if rep.Synchronous, err = db.Synchronous(ctx); err != nil {
+		return err
+	}
 	if fi, err := os.Stat(db.Path()); err == nil {
 		rep.DBBytes = fi.Size()
 	}

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 }
 
 // makeWorkload is the shared workload generator (CI installs python3).
-const makeWorkload = "../../../shared/bench/make_workload.py"
+var makeWorkload = testenv.Shared("bench", "make_workload.py")
 
 // benchJSON runs bench with args and --json and decodes its report.
 func benchJSON(t *testing.T, db string, args ...string) (map[string]any, string) {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/testenv"
 )
 
 func init() {
@@ -20,7 +22,7 @@ func init() {
 // commands refuse a file at an older schema.
 func fixtureDB(t *testing.T, name string) string {
 	t.Helper()
-	in, err := os.Open(filepath.Join("..", "..", "..", "shared", "fixtures", name))
+	in, err := os.Open(testenv.Shared("fixtures", name))
 	if err != nil {
 		t.Fatalf("fixture %s: %v", name, err)
 	}

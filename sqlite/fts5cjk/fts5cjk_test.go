@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
@@ -189,7 +190,7 @@ func TestFTS5Table(t *testing.T) {
 // cjk_unicode61 tokenizer) into a temporary directory and returns the copy.
 func hermesFixture(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join("..", "..", "..", "shared", "fixtures", "hermes-v23.db")
+	src := testenv.Shared("fixtures", "hermes-v23.db")
 	in, err := os.Open(src)
 	if err != nil {
 		t.Fatalf("Hermes fixture missing (expected at /work/shared/fixtures relative to the package): %v", err)

@@ -193,3 +193,36 @@ func TestRankMissingLength(t *testing.T) {
 		t.Fatalf("query with a length missing: %v; want SQLITE_CORRUPT", err)
 	}
 }
+
+// TestRankKOutOfRange: a K of 0, below 0 or above the largest K the
+// function keeps scores for (100,000) means "score every row": every row
+// gets exactly bm25, none is ranked last, and no K-sized buffer is made.
+func TestRankKOutOfRange(t *testing.T) {
+	db := rankDB(t)
+	for _, k := range []int64{0, -5, 100001, 1<<32 + 3} { // 2^32+3 would be 3 as a C int
+		for _, call := range []string{fmt.Sprintf("sessiondb_bm25(t, %d)", k), fmt.Sprintf("sessiondb_bm25(t, %d, 't')", k)} {
+			rows, err := db.Query(`SELECT bm25(t), ` + call + ` FROM t WHERE t MATCH 'alpha'`)
+			if err != nil {
+				t.Fatalf("%s: %v", call, err)
+			}
+			var n, wrong int
+			for rows.Next() {
+				var want, got float64
+				if err := rows.Scan(&want, &got); err != nil {
+					t.Fatal(err)
+				}
+				n++
+				if got != want {
+					wrong++
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				t.Fatalf("%s: %v", call, err)
+			}
+			if n == 0 || wrong != 0 {
+				t.Errorf("%s: %d of %d rows differ from bm25", call, wrong, n)
+			}
+		}
+	}
+}

@@ -56,10 +56,11 @@ func Register() {
 	})
 }
 
-// counts returns how many writes SQLite has asked of WAL files through
+// Counts returns how many writes SQLite has asked of WAL files through
 // this VFS, how many reached them, and how many times new frames were
-// about to be published while still in the buffer. A test aid.
-func counts() (asked, done, late int64) {
+// about to be published while still in the buffer, in this process. A test
+// aid: it tells whether a store's writes go through this VFS at all.
+func Counts() (asked, done, late int64) {
 	var a, d, l C.sqlite3_int64
 	C.walbuf_counts(&a, &d, &l)
 	return int64(a), int64(d), int64(l)
