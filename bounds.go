@@ -1,6 +1,9 @@
 package sessiondb
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // MaxJSONDepth is the deepest nesting of JSON arrays and objects a stored
 // JSON value may have: structured content, tool_calls, reasoning_details,
@@ -34,7 +37,14 @@ const DefaultMaxMessageBytes = 32 << 20
 // text s: 0 for a scalar, 1 for [1,2], 2 for [[1]]. Brackets inside JSON
 // strings do not count. s need not be valid JSON: for any text it counts
 // the brackets a JSON parser would descend into before failing.
-func JSONDepth[T ~string | ~[]byte](s T) int {
+func JSONDepth[T ~string | ~[]byte](s T) int { return jsonDepth(s, math.MaxInt) }
+
+// TooDeep reports whether the JSON text s nests deeper than MaxJSONDepth.
+// It stops reading at the first bracket past the limit.
+func TooDeep[T ~string | ~[]byte](s T) bool { return jsonDepth(s, MaxJSONDepth) > MaxJSONDepth }
+
+// jsonDepth is JSONDepth, stopping at the first bracket deeper than stop.
+func jsonDepth[T ~string | ~[]byte](s T, stop int) int {
 	depth, deepest := 0, 0
 	inString, escaped := false, false
 	for i := 0; i < len(s); i++ {
@@ -53,42 +63,16 @@ func JSONDepth[T ~string | ~[]byte](s T) int {
 			inString = true
 		case c == '[' || c == '{':
 			depth++
-			deepest = max(deepest, depth)
+			if depth > deepest {
+				if deepest = depth; deepest > stop {
+					return deepest
+				}
+			}
 		case c == ']' || c == '}':
 			depth = max(depth-1, 0)
 		}
 	}
 	return deepest
-}
-
-// TooDeep reports whether the JSON text s nests deeper than MaxJSONDepth.
-// It stops reading at the first bracket past the limit.
-func TooDeep[T ~string | ~[]byte](s T) bool {
-	depth := 0
-	inString, escaped := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			if depth++; depth > MaxJSONDepth {
-				return true
-			}
-		case c == ']' || c == '}':
-			depth = max(depth-1, 0)
-		}
-	}
-	return false
 }
 
 // CheckJSONDepth returns an EINVALID error naming field when the JSON text

@@ -354,35 +354,18 @@ func prepareFile(path string, create bool) error {
 			return fileErr("create database directory "+dir, err)
 		}
 	}
-	fi, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist) && !create:
-		return noDatabase(path, "")
-	case errors.Is(err, os.ErrNotExist):
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow|syscallCloexec, 0o600)
-		if err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return nil // a sibling process created it first
-			}
-			return fileErr("create database "+path, err)
-		}
-		return f.Close()
-	case err != nil:
-		return fileErr("database "+path, err)
-	case fi.IsDir():
-		return sessiondb.Errorf(sessiondb.EINVALID, "database %s is a directory, not a file; pass --db with a file path", path)
-	case fi.Mode()&os.ModeSymlink != 0:
-		target, err := os.Stat(path)
-		if err != nil {
-			return sessiondb.Errorf(sessiondb.EINVALID, "database %s is a symlink to a missing target: %v", path, err)
-		}
-		if !target.Mode().IsRegular() {
-			return sessiondb.Errorf(sessiondb.EINVALID, "database %s is a symlink to something that is not a regular file", path)
-		}
-	case !fi.Mode().IsRegular():
-		return sessiondb.Errorf(sessiondb.EINVALID, "database %s is not a regular file (%s)", path, fi.Mode().Type())
+	_, err := os.Lstat(path)
+	if !errors.Is(err, os.ErrNotExist) || !create {
+		return checkExisting(path)
 	}
-	return nil
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow|syscallCloexec, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil // a sibling process created it first
+		}
+		return fileErr("create database "+path, err)
+	}
+	return f.Close()
 }
 
 // chmodFiles tightens the database and its WAL sidecars to 0600 with chmod
