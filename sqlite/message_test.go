@@ -790,6 +790,28 @@ func TestConversation(t *testing.T) {
 		}
 	})
 
+	t.Run("the current turn is scanned back to its first user message", func(t *testing.T) {
+		db := chain(t,
+			[]sessiondb.NewMessage{at(user("a"), t0), at(user("b"), t0+1)},
+			[]sessiondb.NewMessage{at(user("a"), t0+10), at(asst("done"), t0+11)})
+		conv := msgConv(t, db, "child", sessiondb.ConversationOptions{IncludeAncestors: true})
+		if got, want := contents(conv), []any{"a", "b", "done"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("contents = %q, want %q", got, want)
+		}
+	})
+
+	t.Run("an assistant turn of tool calls alone ends the current turn", func(t *testing.T) {
+		calls := sessiondb.NewMessage{Role: "assistant", Content: "",
+			ToolCalls: json.RawMessage(`[{"id":"c1","type":"function","function":{"name":"terminal","arguments":"{}"}}]`)}
+		db := chain(t,
+			[]sessiondb.NewMessage{at(user("run it"), t0), at(calls, t0+1)},
+			[]sessiondb.NewMessage{at(user("run it"), t0+10)})
+		conv := msgConv(t, db, "child", sessiondb.ConversationOptions{IncludeAncestors: true})
+		if got, want := contents(conv), []any{"run it", "", "run it"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("contents = %q, want %q", got, want)
+		}
+	})
+
 	t.Run("a cloned structured prompt shows once", func(t *testing.T) {
 		// Compression clones the pending prompt into the child column for
 		// column (same timestamp, same content); Hermes drops the clone
@@ -953,5 +975,35 @@ func TestDamagedFileHaltsWrites(t *testing.T) {
 	}
 	if msgs, err := db.Messages(ctx, "s1", sessiondb.MessageFilter{}); err != nil || len(msgs) != 0 {
 		t.Errorf("stored %d messages (%v), want 0", len(msgs), err)
+	}
+}
+
+// TestAppendMessagesChunkEdges: a batch is inserted in statements of at
+// most 500 rows; batches of exactly one and of two full statements and one
+// past them land whole, in order. A bad message is named by its place.
+func TestAppendMessagesChunkEdges(t *testing.T) {
+	for _, n := range []int{500, 1000, 1001} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			db := msgStore(t)
+			ms := make([]sessiondb.NewMessage, n)
+			for i := range ms {
+				ms[i] = sessiondb.NewMessage{Role: "user", Content: fmt.Sprintf("m%d", i)}
+			}
+			if _, err := db.AppendMessages(ctx, "s1", ms); err != nil {
+				t.Fatal(err)
+			}
+			got := msgList(t, db, "s1", sessiondb.MessageFilter{})
+			if len(got) != n || got[0].Content != "m0" || got[n-1].Content != fmt.Sprintf("m%d", n-1) {
+				t.Fatalf("%d messages stored, want %d in order", len(got), n)
+			}
+		})
+	}
+	db := msgStore(t)
+	_, err := db.AppendMessages(ctx, "s1", []sessiondb.NewMessage{
+		{Role: "user", Content: "fine"},
+		{Role: "user", Content: sessiondb.ContentJSONPrefix + "{}"},
+	})
+	if sessiondb.ErrorCode(err) != sessiondb.EINVALID || !strings.Contains(err.Error(), "message 2:") {
+		t.Errorf("batch with a bad second message: %v, want EINVALID naming message 2", err)
 	}
 }
