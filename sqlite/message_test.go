@@ -790,6 +790,30 @@ func TestConversation(t *testing.T) {
 		}
 	})
 
+	t.Run("a prompt repeated within one session is kept", func(t *testing.T) {
+		db := msgStore(t)
+		msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "retry", Timestamp: t0})
+		msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "retry", Timestamp: t0})
+		for _, o := range []sessiondb.ConversationOptions{{}, {IncludeAncestors: true}} {
+			if got, want := contents(msgConv(t, db, "s1", o)), []any{"retry", "retry"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("%+v: contents = %q, want %q", o, got, want)
+			}
+		}
+	})
+
+	t.Run("an empty tool call list is left out", func(t *testing.T) {
+		db := msgStore(t)
+		id := msgAppend(t, db, sessiondb.NewMessage{SessionID: "s1", Role: "assistant", Content: "no tools"})
+		// as another writer (Hermes) may store it
+		if _, err := rawDB(t, db.Path()).Exec("UPDATE messages SET tool_calls = '[]' WHERE id = ?", id); err != nil {
+			t.Fatal(err)
+		}
+		conv := msgConv(t, db, "s1", sessiondb.ConversationOptions{})
+		if _, ok := conv[0]["tool_calls"]; ok {
+			t.Errorf("conversation message %v carries an empty tool_calls", conv[0])
+		}
+	})
+
 	t.Run("the current turn is scanned back to its first user message", func(t *testing.T) {
 		db := chain(t,
 			[]sessiondb.NewMessage{at(user("a"), t0), at(user("b"), t0+1)},
