@@ -63,7 +63,6 @@ type DB struct {
 	now        func() time.Time
 }
 
-
 // IsURL reports whether s names a PostgreSQL database (postgres:// or
 // postgresql://) rather than a SQLite file.
 func IsURL(s string) bool {
