@@ -1,6 +1,9 @@
 package sessiondb
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSameAgentNamespace(t *testing.T) {
 	for _, c := range []struct {
@@ -45,7 +48,7 @@ func TestModelConfigMarkers(t *testing.T) {
 }
 
 func TestCheckNewSession(t *testing.T) {
-	for _, ns := range []NewSession{{ID: "x"}, {ID: "x", Source: "cli", ModelConfig: "{"}, {ID: "x", Source: "cli", OriginJSON: deepJSON(MaxJSONDepth + 1)}} {
+	for _, ns := range []NewSession{{ID: "x"}, {ID: "x", Source: "cli", ModelConfig: "{"}, {ID: "x", Source: "cli", OriginJSON: strings.Repeat("[", MaxJSONDepth+1)}} {
 		if got := ErrorCode(CheckNewSession(ns)); got != EINVALID {
 			t.Errorf("CheckNewSession(%+v) code %q, want invalid", ns, got)
 		}
@@ -53,15 +56,4 @@ func TestCheckNewSession(t *testing.T) {
 	if err := CheckNewSession(NewSession{ID: "x", Source: "cli", ModelConfig: `{"a":1}`}); err != nil {
 		t.Error(err)
 	}
-}
-
-func deepJSON(n int) string {
-	s := ""
-	for range n {
-		s += "["
-	}
-	for range n {
-		s += "]"
-	}
-	return s
 }
