@@ -1,5 +1,10 @@
 package sessiondb
 
+import (
+	"encoding/json"
+	"strings"
+)
+
 // ListOptions select sessions for Store.ListSessions. The zero value lists
 // the 20 most recent conversations people pick from: roots and branch or
 // reset children (not subagent runs), each compression chain shown once as
@@ -80,4 +85,65 @@ type UsageRow struct {
 	ReasoningTokens  int64   `json:"reasoning_tokens"`
 	EstimatedCostUSD float64 `json:"estimated_cost_usd"`
 	ActualCostUSD    float64 `json:"actual_cost_usd"`
+}
+
+// Preview is how a listing shows a session's first user message, given
+// its stored content: its text (ContentText), trimmed, newlines made
+// spaces, at most PreviewChars characters then "...".
+func Preview(content string) string {
+	text := strings.TrimSpace(ContentText(DecodeContent(&content)))
+	text = strings.NewReplacer("\n", " ", "\r", " ").Replace(text)
+	if r := []rune(text); len(r) > PreviewChars {
+		text = string(r[:PreviewChars]) + "..."
+	}
+	return text
+}
+
+// ProjectTip shows a compression chain as its live tip: row keeps the
+// root's identity in time (started_at, parent, routing) and takes the tip's
+// id, state and content columns, as Hermes' listing does.
+func ProjectTip(row, tip *Session) {
+	row.ID = tip.ID
+	row.EndedAt, row.EndReason = tip.EndedAt, tip.EndReason
+	row.MessageCount, row.ToolCallCount = tip.MessageCount, tip.ToolCallCount
+	row.Title, row.Model, row.SystemPrompt = tip.Title, tip.Model, tip.SystemPrompt
+	row.Cwd, row.GitBranch, row.GitRepoRoot = tip.Cwd, tip.GitBranch, tip.GitRepoRoot
+}
+
+// Lineage node kinds (LineageNode.Kind).
+const (
+	KindRoot        = "root"
+	KindCompression = "compression"
+	KindBranch      = "branch"
+	KindReset       = "reset"
+	KindDelegate    = "delegate"
+	KindChild       = "child"
+)
+
+// ChildKind classifies how a session continues its parent, from its
+// parent_session_id, its model_config (markers _delegate_from,
+// _branched_from, _reset_from) and its parent's end_reason; nil is NULL.
+func ChildKind(parent, modelConfig, parentEndReason *string) string {
+	if parent == nil {
+		return KindRoot
+	}
+	var mc map[string]any
+	if modelConfig != nil {
+		_ = json.Unmarshal([]byte(*modelConfig), &mc)
+	}
+	end := ""
+	if parentEndReason != nil {
+		end = *parentEndReason
+	}
+	switch {
+	case mc["_delegate_from"] != nil:
+		return KindDelegate
+	case mc["_branched_from"] != nil || end == "branched":
+		return KindBranch
+	case mc["_reset_from"] != nil || ResetEndReasons[end]:
+		return KindReset
+	case end == EndReasonCompression:
+		return KindCompression
+	}
+	return KindChild
 }

@@ -48,10 +48,7 @@ func (db *DB) AppendBatch(ctx context.Context, ms []sessiondb.NewMessage) (int, 
 	rows := make([]*row, len(ms))
 	sessionIDs := make([]string, len(ms))
 	for i, m := range ms {
-		if m.Role != sessiondb.RoleAssistant {
-			m.Reasoning, m.ReasoningContent, m.ReasoningDetails = nil, nil, nil
-			m.CodexReasoningItems, m.CodexMessageItems = nil, nil
-		}
+		m = sessiondb.BatchMessage(m)
 		if m.SessionID == "" {
 			return 0, &BatchError{Index: i, Err: sessiondb.Errorf(sessiondb.EINVALID, "append message: a session id is required")}
 		}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -41,14 +40,16 @@ func (db *DB) Lineage(ctx context.Context, id string) (*sessiondb.LineageNode, e
 	parents := map[string]string{}
 	for rows.Next() {
 		n := &sessiondb.LineageNode{}
-		var parent, config, parentEnd sql.NullString
+		var parent, config, parentEnd *string
 		if err := rows.Scan(&n.ID, &parent, &n.Title, &n.Source, &n.StartedAt, &n.EndedAt, &n.EndReason,
 			&n.MessageCount, &config, &parentEnd); err != nil {
 			return nil, db.mapErr("lineage", err)
 		}
-		n.Kind = childKind(parent, config, parentEnd)
+		n.Kind = sessiondb.ChildKind(parent, config, parentEnd)
 		nodes[n.ID] = n
-		parents[n.ID] = parent.String
+		if parent != nil {
+			parents[n.ID] = *parent
+		}
 		order = append(order, n)
 	}
 	if err := rows.Err(); err != nil {
@@ -60,26 +61,6 @@ func (db *DB) Lineage(ctx context.Context, id string) (*sessiondb.LineageNode, e
 		}
 	}
 	return nodes[root], nil
-}
-
-// childKind classifies how a session continues its parent.
-func childKind(parent, config, parentEnd sql.NullString) string {
-	if !parent.Valid {
-		return "root"
-	}
-	var mc map[string]any
-	_ = json.Unmarshal([]byte(config.String), &mc)
-	switch {
-	case mc["_delegate_from"] != nil:
-		return "delegate"
-	case mc["_branched_from"] != nil || parentEnd.String == "branched":
-		return "branch"
-	case mc["_reset_from"] != nil || sessiondb.ResetEndReasons[parentEnd.String]:
-		return "reset"
-	case parentEnd.String == sessiondb.EndReasonCompression:
-		return "compression"
-	}
-	return "child"
 }
 
 // continuationSQL selects the compression continuation of the session bound

@@ -110,7 +110,7 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 				}
 				root := s.ID
 				sum.LineageRootID = &root
-				project(&sum.Session, tip)
+				sessiondb.ProjectTip(&sum.Session, tip)
 			}
 		}
 		if sum.Preview, err = db.preview(ctx, sum.ID); err != nil {
@@ -124,8 +124,8 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	return out, total, nil
 }
 
-// preview returns the start of a session's first user message: newlines
-// made spaces, at most 60 characters then "...".
+// preview returns the start of a session's first user message
+// (sessiondb.Preview).
 func (db *DB) preview(ctx context.Context, id string) (string, error) {
 	var content string
 	err := db.read.QueryRowContext(ctx, `SELECT content FROM messages
@@ -137,12 +137,7 @@ func (db *DB) preview(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", db.mapErr("preview", err)
 	}
-	text := strings.TrimSpace(sessiondb.ContentText(sessiondb.DecodeContent(&content)))
-	text = strings.NewReplacer("\n", " ", "\r", " ").Replace(text)
-	if r := []rune(text); len(r) > sessiondb.PreviewChars {
-		text = string(r[:sessiondb.PreviewChars]) + "..."
-	}
-	return text, nil
+	return sessiondb.Preview(content), nil
 }
 
 // lastActive is the later of the session's activity stamp and its newest
@@ -160,15 +155,4 @@ func (db *DB) lastActive(ctx context.Context, id string, started float64) (float
 		return started, nil
 	}
 	return v.Float64, nil
-}
-
-// project shows a compression chain as its live tip: the row keeps the
-// root's identity in time (started_at, parent, routing) and takes the tip's
-// id, state and content columns, as Hermes' listing does.
-func project(row, tip *sessiondb.Session) {
-	row.ID = tip.ID
-	row.EndedAt, row.EndReason = tip.EndedAt, tip.EndReason
-	row.MessageCount, row.ToolCallCount = tip.MessageCount, tip.ToolCallCount
-	row.Title, row.Model, row.SystemPrompt = tip.Title, tip.Model, tip.SystemPrompt
-	row.Cwd, row.GitBranch, row.GitRepoRoot = tip.Cwd, tip.GitBranch, tip.GitRepoRoot
 }
