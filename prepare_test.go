@@ -125,3 +125,23 @@ func TestPreview(t *testing.T) {
 		}
 	}
 }
+
+func TestStoredJSON(t *testing.T) {
+	s := func(v string) *string { return &v }
+	deep := strings.Repeat("[", 300) + strings.Repeat("]", 300)
+	for _, tt := range []struct {
+		in             *string
+		fallback, want string
+	}{
+		{nil, "", ""},
+		{s(""), "[]", ""},
+		{s(`[1]`), "[]", `[1]`},
+		{s(`not json`), "[]", `[]`},
+		{s(`not json`), "", `"not json"`},
+		{s(deep), "[]", `"` + deep + `"`},
+	} {
+		if got := string(sessiondb.StoredJSON(tt.in, tt.fallback)); got != tt.want {
+			t.Errorf("StoredJSON(%v, %q) = %q, want %q", tt.in, tt.fallback, got, tt.want)
+		}
+	}
+}

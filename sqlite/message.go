@@ -235,24 +235,12 @@ func scanMessage(rs scanner) (*sessiondb.Message, error) {
 	return &m, nil
 }
 
-// rawJSON returns a stored JSON column as raw JSON: NULL stays nil, valid
-// JSON is returned as it is, and invalid text becomes fallback (or, when
-// fallback is "", a JSON string holding the text). Text nested deeper than
-// MaxJSONDepth, valid or not, becomes a JSON string holding it: no reader
-// of the message (JSON encoders, Python's json) has to descend into it.
+// rawJSON is sessiondb.StoredJSON for a scanned column.
 func rawJSON(s sql.NullString, fallback string) json.RawMessage {
-	if !s.Valid || s.String == "" {
+	if !s.Valid {
 		return nil
 	}
-	deep := sessiondb.TooDeep(s.String)
-	if !deep && json.Valid([]byte(s.String)) {
-		return json.RawMessage(s.String)
-	}
-	if fallback != "" && !deep {
-		return json.RawMessage(fallback)
-	}
-	b, _ := json.Marshal(s.String)
-	return b
+	return sessiondb.StoredJSON(&s.String, fallback)
 }
 
 // Messages returns a session's messages in id order; by default only active
