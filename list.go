@@ -147,3 +147,50 @@ func ChildKind(parent, modelConfig, parentEndReason *string) string {
 	}
 	return KindChild
 }
+
+// KeepCompressionLineages applies Prune's lineage rule to its candidates: a
+// compression ancestor goes only together with its whole later lineage.
+// compressed names the candidates that ended with 'compression'; next
+// returns a session's compression continuation ("" for none). The
+// candidates kept are returned in their order.
+func KeepCompressionLineages(cands []PruneCandidate, compressed map[string]bool, next func(id string) (string, error)) ([]PruneCandidate, error) {
+	if len(compressed) == 0 {
+		return cands, nil
+	}
+	match := map[string]bool{}
+	for _, c := range cands {
+		match[c.ID] = true
+	}
+	keep := map[string]bool{}
+	for id := range compressed {
+		for cur := id; ; {
+			n, err := next(cur)
+			if err != nil {
+				return nil, err
+			}
+			if n == "" {
+				break
+			}
+			if !match[n] {
+				keep[id] = true
+				break
+			}
+			cur = n
+		}
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if !keep[c.ID] {
+			kept = append(kept, c)
+		}
+	}
+	return kept, nil
+}
+
+// Groups of a usage report (a backend's UsageStats).
+const (
+	UsageByTotal  = ""
+	UsageByModel  = "model"
+	UsageBySource = "source"
+	UsageByDay    = "day"
+)

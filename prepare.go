@@ -3,6 +3,7 @@ package sessiondb
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -281,4 +282,66 @@ func CheckMessageSize(m NewMessage, max int64) error {
 			FormatBytes(n), FormatBytes(max), MaxMessageSizeEnv)
 	}
 	return nil
+}
+
+// BatchError is the error a batch append returns when it refuses one
+// message of the batch; nothing of the batch was written. Index is the
+// message's position in the batch, from 0. Err carries the sessiondb error
+// code.
+type BatchError struct {
+	Index     int
+	SessionID string
+	Err       error
+}
+
+// Error implements the error interface.
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("message %d (session %q): %v", e.Index+1, e.SessionID, e.Err)
+}
+
+// Unwrap returns the reason the message was refused.
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// BatchPlan is a batch of messages to several sessions, checked and
+// encoded (PlanBatch) before any is written.
+type BatchPlan struct {
+	Messages   []*PreparedMessage
+	SessionIDs []string       // the session of each message
+	Sessions   []BatchSession // the sessions named, in order of first appearance
+}
+
+// BatchSession is what a batch adds to one session.
+type BatchSession struct {
+	ID       string
+	First    int // index of its first message in the batch
+	Messages int // messages it receives
+	Calls    int // what they add to its tool_call_count
+}
+
+// PlanBatch checks and encodes a batch (each message as BatchMessage, then
+// PrepareMessage) and counts what it adds to each session. A refused
+// message is a *BatchError.
+func PlanBatch(ms []NewMessage, o PrepareOptions) (*BatchPlan, error) {
+	plan := &BatchPlan{Messages: make([]*PreparedMessage, len(ms)), SessionIDs: make([]string, len(ms))}
+	index := map[string]int{}
+	for i, m := range ms {
+		m = BatchMessage(m)
+		if m.SessionID == "" {
+			return nil, &BatchError{Index: i, Err: Errorf(EINVALID, "append message: a session id is required")}
+		}
+		p, err := PrepareMessage(m, o)
+		if err != nil {
+			return nil, &BatchError{Index: i, SessionID: m.SessionID, Err: err}
+		}
+		j, ok := index[m.SessionID]
+		if !ok {
+			j = len(plan.Sessions)
+			index[m.SessionID] = j
+			plan.Sessions = append(plan.Sessions, BatchSession{ID: m.SessionID, First: i})
+		}
+		plan.Sessions[j].Messages++
+		plan.Sessions[j].Calls += p.CountedCalls()
+		plan.Messages[i], plan.SessionIDs[i] = p, m.SessionID
+	}
+	return plan, nil
 }

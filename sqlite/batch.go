@@ -10,21 +10,8 @@ import (
 )
 
 // BatchError is the error AppendBatch returns when it refuses one message
-// of the batch; nothing of the batch was written. Index is the message's
-// position in the batch, from 0. Err carries the sessiondb error code.
-type BatchError struct {
-	Index     int
-	SessionID string
-	Err       error
-}
-
-// Error implements the error interface.
-func (e *BatchError) Error() string {
-	return fmt.Sprintf("message %d (session %q): %v", e.Index+1, e.SessionID, e.Err)
-}
-
-// Unwrap returns the reason the message was refused.
-func (e *BatchError) Unwrap() error { return e.Err }
+// of the batch (sessiondb.BatchError).
+type BatchError = sessiondb.BatchError
 
 // AppendBatch appends messages to the sessions they name (each message's
 // SessionID, an exact id), in the batch's order, in one transaction: all
@@ -39,43 +26,24 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // transaction. Other writers wait while it runs: keep batches to what one
 // transaction should hold (Hermes waits up to 60 s for a transcript write).
 func (db *DB) AppendBatch(ctx context.Context, ms []sessiondb.NewMessage) (int, error) {
-	type session struct {
-		first           int // index of its first message
-		messages, calls int
+	plan, err := sessiondb.PlanBatch(ms, db.prepareOptions(false))
+	if err != nil {
+		return 0, err
 	}
-	var order []string // sessions in order of first appearance
-	sessions := map[string]*session{}
-	rows := make([]*row, len(ms))
-	sessionIDs := make([]string, len(ms))
-	for i, m := range ms {
-		m = sessiondb.BatchMessage(m)
-		if m.SessionID == "" {
-			return 0, &BatchError{Index: i, Err: sessiondb.Errorf(sessiondb.EINVALID, "append message: a session id is required")}
-		}
-		r, err := db.prepare(m, false)
-		if err != nil {
-			return 0, &BatchError{Index: i, SessionID: m.SessionID, Err: err}
-		}
-		s := sessions[m.SessionID]
-		if s == nil {
-			s = &session{first: i}
-			sessions[m.SessionID] = s
-			order = append(order, m.SessionID)
-		}
-		s.messages++
-		s.calls += r.countedCalls()
-		rows[i], sessionIDs[i] = r, m.SessionID
+	rows := make([]*row, len(plan.Messages))
+	for i, p := range plan.Messages {
+		rows[i] = rowOf(p)
 	}
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	op := fmt.Sprintf("append %d messages to %d sessions", len(rows), len(order))
-	err := db.writeTx(ctx, TranscriptWritePatience, op, func(tx *sql.Tx) error {
-		for _, id := range order {
-			err := appendable(ctx, tx, id)
+	op := fmt.Sprintf("append %d messages to %d sessions", len(rows), len(plan.Sessions))
+	err = db.writeTx(ctx, TranscriptWritePatience, op, func(tx *sql.Tx) error {
+		for _, s := range plan.Sessions {
+			err := appendable(ctx, tx, s.ID)
 			var refusal *sessiondb.Error
 			if errors.As(err, &refusal) {
-				return &BatchError{Index: sessions[id].first, SessionID: id, Err: err}
+				return &BatchError{Index: s.First, SessionID: s.ID, Err: err}
 			}
 			if err != nil {
 				return err
@@ -83,12 +51,12 @@ func (db *DB) AppendBatch(ctx context.Context, ms []sessiondb.NewMessage) (int, 
 		}
 		for start := 0; start < len(rows); start += maxInsertRows {
 			end := min(start+maxInsertRows, len(rows))
-			if _, err := insertMessages(ctx, tx, sessionIDs[start:end], rows[start:end]); err != nil {
+			if _, err := insertMessages(ctx, tx, plan.SessionIDs[start:end], rows[start:end]); err != nil {
 				return err
 			}
 		}
-		for _, id := range order {
-			if err := bumpCounters(ctx, tx, id, sessions[id].messages, sessions[id].calls); err != nil {
+		for _, s := range plan.Sessions {
+			if err := bumpCounters(ctx, tx, s.ID, s.Messages, s.Calls); err != nil {
 				return err
 			}
 		}

@@ -39,10 +39,19 @@ type row struct {
 // prepare checks and encodes a message for INSERT with the store's limits
 // (sessiondb.PrepareMessage; imported as PrepareOptions.Imported).
 func (db *DB) prepare(m sessiondb.NewMessage, imported bool) (*row, error) {
-	p, err := sessiondb.PrepareMessage(m, sessiondb.PrepareOptions{MaxBytes: db.maxMessage, Now: db.now, Imported: imported})
+	p, err := sessiondb.PrepareMessage(m, db.prepareOptions(imported))
 	if err != nil {
 		return nil, err
 	}
+	return rowOf(p), nil
+}
+
+func (db *DB) prepareOptions(imported bool) sessiondb.PrepareOptions {
+	return sessiondb.PrepareOptions{MaxBytes: db.maxMessage, Now: db.now, Imported: imported}
+}
+
+// rowOf turns a prepared message into a row's SQL arguments.
+func rowOf(p *sessiondb.PreparedMessage) *row {
 	arg := func(s *string) any {
 		if s == nil {
 			return nil
@@ -67,7 +76,7 @@ func (db *DB) prepare(m sessiondb.NewMessage, imported bool) (*row, error) {
 	if p.CompressedSummary {
 		r.compressed = 1
 	}
-	return r, nil
+	return r
 }
 
 const insertMessageSQL = `INSERT INTO messages (id, display_order, session_id, role, content, tool_call_id, tool_calls,

@@ -373,39 +373,15 @@ func pruneCandidates(ctx context.Context, tx *sql.Tx, o sessiondb.PruneOptions) 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(compressed) == 0 {
-		return cands, nil
-	}
 	// A compression ancestor stays unless its whole later lineage goes too.
-	match := map[string]bool{}
-	for _, c := range cands {
-		match[c.ID] = true
-	}
-	keep := map[string]bool{}
-	for id := range compressed {
-		for cur := id; ; {
-			var next string
-			err := tx.QueryRowContext(ctx, continuationSQL, cur).Scan(&next)
-			if err == sql.ErrNoRows {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			if !match[next] {
-				keep[id] = true
-				break
-			}
-			cur = next
+	return sessiondb.KeepCompressionLineages(cands, compressed, func(id string) (string, error) {
+		var next string
+		err := tx.QueryRowContext(ctx, continuationSQL, id).Scan(&next)
+		if err == sql.ErrNoRows {
+			return "", nil
 		}
-	}
-	kept := cands[:0]
-	for _, c := range cands {
-		if !keep[c.ID] {
-			kept = append(kept, c)
-		}
-	}
-	return kept, nil
+		return next, err
+	})
 }
 
 // chainIDs returns every session of id's compression chain.
