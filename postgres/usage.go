@@ -39,7 +39,7 @@ func (db *DB) UsageStats(ctx context.Context, by string, since float64) ([]sessi
 		key := map[string]string{sessiondb.UsageBySource: "s.source", sessiondb.UsageByTotal: "''"}[by]
 		return db.usageRows(ctx, "usage stats", `SELECT `+key+`, '', '', `+usageColumns+`
 			FROM sessions s WHERE s.started_at >= $1 GROUP BY 1 HAVING COUNT(*) > 0
-			ORDER BY SUM(COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0)) DESC, 1 COLLATE "C"`, since)
+			ORDER BY SUM(COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0)) DESC, `+key+` COLLATE "C"`, since)
 	case sessiondb.UsageByDay:
 		// Sessions are summed per start second, then per local day here.
 		rows, err := db.usageRows(ctx, "usage stats", `SELECT s.started_at::text, '', '', `+usageColumns+`
