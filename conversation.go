@@ -146,3 +146,19 @@ func contentKey(v any) string {
 	}
 	return string(b)
 }
+
+// ReplayChain is Store.Conversation once a backend knows the sessions to
+// replay (chain, root first; the session alone without
+// IncludeAncestors): it reads each one's messages through messages, with
+// o's IncludeInactive, and replays them (Replay).
+func ReplayChain(chain []string, o ConversationOptions, messages func(id string, f MessageFilter) ([]*Message, error)) ([]map[string]any, error) {
+	segments := make([][]*Message, len(chain))
+	for i, id := range chain {
+		ms, err := messages(id, MessageFilter{IncludeInactive: o.IncludeInactive})
+		if err != nil {
+			return nil, err
+		}
+		segments[i] = ms
+	}
+	return Replay(segments, o.IncludeRowIDs), nil
+}

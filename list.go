@@ -2,6 +2,7 @@ package sessiondb
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -194,3 +195,76 @@ const (
 	UsageBySource = "source"
 	UsageByDay    = "day"
 )
+
+// LineageRow is a session of a lineage as a backend reads it, for
+// BuildLineage: the node's columns and what classifies it (ChildKind).
+type LineageRow struct {
+	Node            LineageNode
+	Parent          *string // parent_session_id
+	ModelConfig     *string
+	ParentEndReason *string
+}
+
+// BuildLineage assembles the tree of root from its sessions (rows, in the
+// order children are listed: started_at, then id): each node is classified
+// (ChildKind) and hung under its parent. It returns nil when root is not
+// among the rows.
+func BuildLineage(root string, rows []LineageRow) *LineageNode {
+	nodes := make(map[string]*LineageNode, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		r.Node.Kind = ChildKind(r.Parent, r.ModelConfig, r.ParentEndReason)
+		nodes[r.Node.ID] = &r.Node
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.Parent == nil || r.Node.ID == root {
+			continue
+		}
+		if p, ok := nodes[*r.Parent]; ok {
+			p.Children = append(p.Children, &r.Node)
+		}
+	}
+	return nodes[root]
+}
+
+// FlagUpdate is what SetArchived or SetPinned writes on every session of a
+// compression chain: Verb names the operation, Set the flag columns and
+// their new values.
+type FlagUpdate struct {
+	Verb string
+	Set  []FlagValue
+}
+
+// FlagValue is a flag column and its new value.
+type FlagValue struct {
+	Column string
+	Value  int
+}
+
+// Assignments renders u.Set as the SET list of an UPDATE ("archived = 1,
+// auto_archived = 0"), standard SQL every backend takes.
+func (u FlagUpdate) Assignments() string {
+	parts := make([]string, len(u.Set))
+	for i, f := range u.Set {
+		parts[i] = fmt.Sprintf("%s = %d", f.Column, f.Value)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ArchiveUpdate is SetArchived's update: unarchiving also clears
+// auto_archived.
+func ArchiveUpdate(archived bool) FlagUpdate {
+	if archived {
+		return FlagUpdate{"archive", []FlagValue{{"archived", 1}}}
+	}
+	return FlagUpdate{"unarchive", []FlagValue{{"archived", 0}, {"auto_archived", 0}}}
+}
+
+// PinUpdate is SetPinned's update: pinning also unhides.
+func PinUpdate(pinned bool) FlagUpdate {
+	if pinned {
+		return FlagUpdate{"pin", []FlagValue{{"pinned", 1}, {"hidden", 0}}}
+	}
+	return FlagUpdate{"unpin", []FlagValue{{"pinned", 0}}}
+}

@@ -60,7 +60,7 @@ type PrepareOptions struct {
 	// means no limit.
 	MaxBytes int64
 	// Now is the store's clock: it stamps a message whose own timestamp is
-	// 0 or outside [MinTimestamp, MaxTimestamp].
+	// 0 or outside [MinTimestamp, MaxTimestamp] (nil: time.Now).
 	Now func() time.Time
 	// Imported keeps what an export wrote as it is: a JSON field given as
 	// a JSON string is stored as that text whatever its nesting, and
@@ -103,7 +103,11 @@ func PrepareMessage(m NewMessage, o PrepareOptions) (*PreparedMessage, error) {
 		CompressedSummary: m.CompressedSummary,
 	}
 	if math.IsNaN(p.Timestamp) || p.Timestamp <= MinTimestamp || p.Timestamp > MaxTimestamp {
-		p.Timestamp = UnixSeconds(o.Now())
+		now := o.Now
+		if now == nil {
+			now = time.Now
+		}
+		p.Timestamp = UnixSeconds(now())
 	}
 	if m.TokenCount != nil {
 		n := *m.TokenCount

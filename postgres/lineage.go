@@ -152,33 +152,19 @@ func (db *DB) Lineage(ctx context.Context, id string) (*sessiondb.LineageNode, e
 	if err != nil {
 		return nil, db.mapErr("lineage", err)
 	}
-	defer rows.Close()
-	nodes := map[string]*sessiondb.LineageNode{}
-	var order []*sessiondb.LineageNode
-	parents := map[string]string{}
-	for rows.Next() {
-		n := &sessiondb.LineageNode{}
-		var parent, config, parentEnd *string
-		if err := rows.Scan(&n.ID, &parent, &n.Title, &n.Source, &n.StartedAt, &n.EndedAt, &n.EndReason,
-			&n.MessageCount, &config, &parentEnd); err != nil {
-			return nil, db.mapErr("lineage", err)
-		}
-		fromPGStruct(n)
-		n.Kind = sessiondb.ChildKind(parent, fromPGPtr(config), fromPGPtr(parentEnd))
-		nodes[n.ID] = n
-		if parent != nil {
-			parents[n.ID] = fromPG(*parent)
-		}
-		order = append(order, n)
-	}
-	if err := rows.Err(); err != nil {
+	var lineage []sessiondb.LineageRow
+	var r sessiondb.LineageRow
+	n := &r.Node
+	_, err = pgx.ForEachRow(rows, []any{&n.ID, &r.Parent, &n.Title, &n.Source, &n.StartedAt, &n.EndedAt, &n.EndReason,
+		&n.MessageCount, &r.ModelConfig, &r.ParentEndReason}, func() error {
+		row := r
+		fromPGStruct(&row.Node)
+		row.Parent, row.ModelConfig, row.ParentEndReason = fromPGPtr(r.Parent), fromPGPtr(r.ModelConfig), fromPGPtr(r.ParentEndReason)
+		lineage = append(lineage, row)
+		return nil
+	})
+	if err != nil {
 		return nil, db.mapErr("lineage", err)
 	}
-	root = fromPG(root)
-	for _, n := range order {
-		if p, ok := nodes[parents[n.ID]]; ok && n.ID != root {
-			p.Children = append(p.Children, n)
-		}
-	}
-	return nodes[root], nil
+	return sessiondb.BuildLineage(fromPG(root), lineage), nil
 }

@@ -329,13 +329,7 @@ func (db *DB) Conversation(ctx context.Context, sessionID string, o sessiondb.Co
 			return nil, err
 		}
 	}
-	segments := make([][]*sessiondb.Message, len(chain))
-	for i, sid := range chain {
-		ms, err := db.Messages(ctx, sid, sessiondb.MessageFilter{IncludeInactive: o.IncludeInactive})
-		if err != nil {
-			return nil, err
-		}
-		segments[i] = ms
-	}
-	return sessiondb.Replay(segments, o.IncludeRowIDs), nil
+	return sessiondb.ReplayChain(chain, o, func(id string, f sessiondb.MessageFilter) ([]*sessiondb.Message, error) {
+		return db.Messages(ctx, id, f)
+	})
 }

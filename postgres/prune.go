@@ -198,31 +198,26 @@ func pruneCandidates(ctx context.Context, tx pgx.Tx, o sessiondb.PruneOptions) (
 
 // setChainFlag sets a flag column on every session of id's compression
 // chain (archive, pin and hide apply to a whole conversation).
-func (db *DB) setChainFlag(ctx context.Context, id, set string, op string) error {
-	return db.write(ctx, fmt.Sprintf("%s session %q", op, id), func(tx pgx.Tx) error {
+func (db *DB) setChainFlag(ctx context.Context, id string, u sessiondb.FlagUpdate) error {
+	return db.write(ctx, fmt.Sprintf("%s session %q", u.Verb, id), func(tx pgx.Tx) error {
 		if err := mustExist(ctx, tx, id); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "UPDATE sessions SET "+set+" WHERE id IN ("+chainSQL("SELECT $1::text")+")", toPG(id))
+		_, err := tx.Exec(ctx, "UPDATE sessions SET "+u.Assignments()+" WHERE id IN ("+chainSQL("SELECT $1::text")+")", toPG(id))
 		return err
 	})
 }
 
-// SetArchived archives (or unarchives) a session's whole compression chain.
+// SetArchived archives (or unarchives) a session's whole compression chain
+// (sessiondb.ArchiveUpdate).
 func (db *DB) SetArchived(ctx context.Context, id string, archived bool) error {
-	if archived {
-		return db.setChainFlag(ctx, id, "archived = 1", "archive")
-	}
-	return db.setChainFlag(ctx, id, "archived = 0, auto_archived = 0", "unarchive")
+	return db.setChainFlag(ctx, id, sessiondb.ArchiveUpdate(archived))
 }
 
-// SetPinned pins (or unpins) a session's whole compression chain; pinning
-// also unhides it.
+// SetPinned pins (or unpins) a session's whole compression chain
+// (sessiondb.PinUpdate).
 func (db *DB) SetPinned(ctx context.Context, id string, pinned bool) error {
-	if pinned {
-		return db.setChainFlag(ctx, id, "pinned = 1, hidden = 0", "pin")
-	}
-	return db.setChainFlag(ctx, id, "pinned = 0", "unpin")
+	return db.setChainFlag(ctx, id, sessiondb.PinUpdate(pinned))
 }
 
 // ClearMessages deletes a session's messages and resets its counters; the

@@ -35,32 +35,20 @@ func (db *DB) Lineage(ctx context.Context, id string) (*sessiondb.LineageNode, e
 		return nil, db.mapErr("lineage", err)
 	}
 	defer rows.Close()
-	nodes := map[string]*sessiondb.LineageNode{}
-	var order []*sessiondb.LineageNode
-	parents := map[string]string{}
+	var lineage []sessiondb.LineageRow
 	for rows.Next() {
-		n := &sessiondb.LineageNode{}
-		var parent, config, parentEnd *string
-		if err := rows.Scan(&n.ID, &parent, &n.Title, &n.Source, &n.StartedAt, &n.EndedAt, &n.EndReason,
-			&n.MessageCount, &config, &parentEnd); err != nil {
+		var r sessiondb.LineageRow
+		n := &r.Node
+		if err := rows.Scan(&n.ID, &r.Parent, &n.Title, &n.Source, &n.StartedAt, &n.EndedAt, &n.EndReason,
+			&n.MessageCount, &r.ModelConfig, &r.ParentEndReason); err != nil {
 			return nil, db.mapErr("lineage", err)
 		}
-		n.Kind = sessiondb.ChildKind(parent, config, parentEnd)
-		nodes[n.ID] = n
-		if parent != nil {
-			parents[n.ID] = *parent
-		}
-		order = append(order, n)
+		lineage = append(lineage, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, db.mapErr("lineage", err)
 	}
-	for _, n := range order {
-		if p, ok := nodes[parents[n.ID]]; ok && n.ID != root {
-			p.Children = append(p.Children, n)
-		}
-	}
-	return nodes[root], nil
+	return sessiondb.BuildLineage(root, lineage), nil
 }
 
 // continuationSQL selects the compression continuation of the session bound
