@@ -55,10 +55,10 @@ func (db *DB) insertArgs(sessionID string, p *sessiondb.PreparedMessage) []any {
 		flag(p.Observed), flag(p.CompressedSummary), t(p.APIContent), t(p.DisplayKind), t(p.DisplayMetadata), db.origin}
 }
 
-// indexRow is the one place the insert path hands a message to the search
-// index before it is written (the search columns of messages). It does
-// nothing yet.
-func (db *DB) indexRow(p *sessiondb.PreparedMessage) {}
+// searchColumns is the one place the insert path (insertMessages) hands a
+// message, and the session it goes to, to the search index before it is
+// written (the search columns of messages). It does nothing yet.
+func (db *DB) searchColumns(p *sessiondb.PreparedMessage, to *appendTarget) {}
 
 // AppendMessage appends one message and updates the session's counters in
 // the same transaction. It is refused once the session ended with
@@ -70,13 +70,15 @@ func (db *DB) AppendMessage(ctx context.Context, m sessiondb.NewMessage) (int64,
 	}
 	var id int64
 	err = db.write(ctx, fmt.Sprintf("append message to %q", m.SessionID), func(tx pgx.Tx) error {
-		if _, err := lockAppendable(ctx, tx, []string{m.SessionID}); err != nil {
+		targets, _, err := lockAppendable(ctx, tx, []string{m.SessionID})
+		if err != nil {
 			return err
 		}
-		db.indexRow(p)
-		if err := tx.QueryRow(ctx, insertMessageSQL, db.insertArgs(m.SessionID, p)...).Scan(&id); err != nil {
+		ids, err := db.insertMessages(ctx, tx, targets, []string{m.SessionID}, []*sessiondb.PreparedMessage{p})
+		if err != nil {
 			return err
 		}
+		id = ids[0]
 		return bumpCounters(ctx, tx, m.SessionID, 1, p.CountedCalls())
 	})
 	if err != nil {
@@ -102,14 +104,15 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []session
 		return 0, nil
 	}
 	err := db.write(ctx, fmt.Sprintf("append %d messages to %q", len(ps), sessionID), func(tx pgx.Tx) error {
-		if _, err := lockAppendable(ctx, tx, []string{sessionID}); err != nil {
+		targets, _, err := lockAppendable(ctx, tx, []string{sessionID})
+		if err != nil {
 			return err
 		}
 		sessionIDs := make([]string, len(ps))
 		for i := range sessionIDs {
 			sessionIDs[i] = sessionID
 		}
-		if err := db.insertMessages(ctx, tx, sessionIDs, ps); err != nil {
+		if _, err := db.insertMessages(ctx, tx, targets, sessionIDs, ps); err != nil {
 			return err
 		}
 		return bumpCounters(ctx, tx, sessionID, len(ps), calls)
@@ -120,53 +123,70 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []session
 	return len(ps), nil
 }
 
-// insertMessages inserts ps (p i into session sessionIDs[i]) in order, in
-// one round trip.
-func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, sessionIDs []string, ps []*sessiondb.PreparedMessage) error {
+// insertMessages inserts ps (p i into session sessionIDs[i], one of
+// targets) in order, in one round trip, and returns their ids.
+func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, targets map[string]*appendTarget, sessionIDs []string, ps []*sessiondb.PreparedMessage) ([]int64, error) {
 	b := &pgx.Batch{}
 	for i, p := range ps {
-		db.indexRow(p)
+		db.searchColumns(p, targets[sessionIDs[i]])
 		b.Queue(insertMessageSQL, db.insertArgs(sessionIDs[i], p)...)
 	}
-	return tx.SendBatch(ctx, b).Close()
+	br := tx.SendBatch(ctx, b)
+	ids := make([]int64, len(ps))
+	for i := range ids {
+		if err := br.QueryRow().Scan(&ids[i]); err != nil {
+			br.Close()
+			return nil, err
+		}
+	}
+	return ids, br.Close()
+}
+
+// appendTarget is a session messages go to, as the insert path reads it.
+type appendTarget struct {
+	source      string
+	modelConfig *string
 }
 
 // lockAppendable locks the rows of the sessions ids (in id order, so that
 // two writers never wait on each other's locks) until the transaction
-// ends, and checks that each exists and takes messages: it returns the
-// index in ids of the first that does not, with the reason. The lock keeps
-// the counters exact and an append from racing an end with 'compression'.
-func lockAppendable(ctx context.Context, tx pgx.Tx, ids []string) (int, error) {
+// ends, and checks that each exists and takes messages: it returns them,
+// or the index in ids of the first that does not, with the reason. The
+// lock keeps the counters exact and an append from racing an end with
+// 'compression'.
+func lockAppendable(ctx context.Context, tx pgx.Tx, ids []string) (map[string]*appendTarget, int, error) {
 	keys := make([]string, len(ids))
 	for i, id := range ids {
 		keys[i] = toPG(id)
 	}
 	sort.Strings(keys)
-	rows, err := tx.Query(ctx, `SELECT id, ended_at IS NOT NULL AND end_reason = 'compression'
+	rows, err := tx.Query(ctx, `SELECT id, source, model_config, ended_at IS NOT NULL AND end_reason = 'compression'
 		FROM sessions WHERE id = ANY($1) ORDER BY id FOR UPDATE`, keys)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
+	targets := map[string]*appendTarget{}
 	closed := map[string]bool{}
-	var id string
+	var id, source string
+	var config *string
 	var compressed bool
-	_, err = pgx.ForEachRow(rows, []any{&id, &compressed}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &source, &config, &compressed}, func() error {
+		targets[fromPG(id)] = &appendTarget{source: fromPG(source), modelConfig: fromPGPtr(config)}
 		closed[fromPG(id)] = compressed
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	for i, id := range ids {
-		c, ok := closed[id]
-		if !ok {
-			return i, sessiondb.Errorf(sessiondb.ENOTFOUND, "session %q not found; create it first (sessiondb new --id %s --source SOURCE)", id, id)
+		if targets[id] == nil {
+			return nil, i, sessiondb.Errorf(sessiondb.ENOTFOUND, "session %q not found; create it first (sessiondb new --id %s --source SOURCE)", id, id)
 		}
-		if c {
-			return i, sessiondb.Errorf(sessiondb.ECONFLICT, "session %q ended with compression; append to its continuation session instead", id)
+		if closed[id] {
+			return nil, i, sessiondb.Errorf(sessiondb.ECONFLICT, "session %q ended with compression; append to its continuation session instead", id)
 		}
 	}
-	return 0, nil
+	return targets, 0, nil
 }
 
 // bumpCounters adds to a session's message and tool call counters.
@@ -191,13 +211,14 @@ func (db *DB) AppendBatch(ctx context.Context, ms []sessiondb.NewMessage) (int, 
 	}
 	op := fmt.Sprintf("append %d messages to %d sessions", len(plan.Messages), len(ids))
 	err = db.write(ctx, op, func(tx pgx.Tx) error {
-		if i, err := lockAppendable(ctx, tx, ids); err != nil {
+		targets, i, err := lockAppendable(ctx, tx, ids)
+		if err != nil {
 			if errors.As(err, new(*sessiondb.Error)) {
 				return &sessiondb.BatchError{Index: plan.Sessions[i].First, SessionID: ids[i], Err: err}
 			}
 			return err
 		}
-		if err := db.insertMessages(ctx, tx, plan.SessionIDs, plan.Messages); err != nil {
+		if _, err := db.insertMessages(ctx, tx, targets, plan.SessionIDs, plan.Messages); err != nil {
 			return err
 		}
 		for _, s := range plan.Sessions {
