@@ -188,14 +188,6 @@ func KeepCompressionLineages(cands []PruneCandidate, compressed map[string]bool,
 	return kept, nil
 }
 
-// Groups of a usage report (a backend's UsageStats).
-const (
-	UsageByTotal  = ""
-	UsageByModel  = "model"
-	UsageBySource = "source"
-	UsageByDay    = "day"
-)
-
 // LineageRow is a session of a lineage as a backend reads it, for
 // BuildLineage: the node's columns and what classifies it (ChildKind).
 type LineageRow struct {

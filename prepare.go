@@ -3,7 +3,6 @@ package sessiondb
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -287,24 +286,6 @@ func CheckMessageSize(m NewMessage, max int64) error {
 	}
 	return nil
 }
-
-// BatchError is the error a batch append returns when it refuses one
-// message of the batch; nothing of the batch was written. Index is the
-// message's position in the batch, from 0. Err carries the sessiondb error
-// code.
-type BatchError struct {
-	Index     int
-	SessionID string
-	Err       error
-}
-
-// Error implements the error interface.
-func (e *BatchError) Error() string {
-	return fmt.Sprintf("message %d (session %q): %v", e.Index+1, e.SessionID, e.Err)
-}
-
-// Unwrap returns the reason the message was refused.
-func (e *BatchError) Unwrap() error { return e.Err }
 
 // BatchPlan is a batch of messages to several sessions, checked and
 // encoded (PlanBatch) before any is written.
