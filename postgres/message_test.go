@@ -203,3 +203,50 @@ func TestConcurrentAppends(t *testing.T) {
 		t.Fatalf("%d messages stored, want %d", total, want)
 	}
 }
+
+// Appends racing an end with 'compression': each append is either stored
+// (and counted) or refused with ECONFLICT, never both or neither.
+func TestAppendRacesCompression(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	if _, err := db.EnsureSession(ctx, "s", "cli", ""); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	acked := 0
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				_, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "x"})
+				switch sessiondb.ErrorCode(err) {
+				case "":
+					mu.Lock()
+					acked++
+					mu.Unlock()
+				case sessiondb.ECONFLICT:
+				default:
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	if err := db.EndSession(ctx, "s", sessiondb.EndReasonCompression); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	s, _ := db.Session(ctx, "s")
+	ms, _ := db.Messages(ctx, "s", sessiondb.MessageFilter{})
+	if s.MessageCount != int64(acked) || len(ms) != acked {
+		t.Fatalf("%d appends acknowledged, %d stored, message_count %d", acked, len(ms), s.MessageCount)
+	}
+	n, err := db.ClearMessages(ctx, "s")
+	if err != nil || n != int64(acked) {
+		t.Fatalf("clear = %d, %v; want %d", n, err, acked)
+	}
+	if s, _ = db.Session(ctx, "s"); s.MessageCount != 0 || s.ToolCallCount != 0 {
+		t.Fatalf("counters after clear: %d %d", s.MessageCount, s.ToolCallCount)
+	}
+}
