@@ -122,7 +122,7 @@ func (db *DB) ResolveTitle(ctx context.Context, title string) (string, error) {
 	key := toPG(title)
 	err := db.pool.QueryRow(ctx, `SELECT id FROM (
 			SELECT id, 1 AS numbered, started_at FROM sessions
-			WHERE starts_with(title, $1 || ' #') AND substr(title, char_length($1) + 3, 1) BETWEEN '0' AND '9'
+			WHERE starts_with(title, $1 || ' #') AND ascii(substr(title, char_length($1) + 3, 1)) BETWEEN 48 AND 57
 			UNION ALL SELECT id, 0, started_at FROM sessions WHERE title = $1) t
 		ORDER BY numbered DESC, started_at DESC, id COLLATE "C" DESC LIMIT 1`, key).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
