@@ -340,7 +340,7 @@ func (db *DB) queryMessages(ctx context.Context, q string, args ...any) ([]*sess
 }
 
 // Conversation returns a session's messages in the OpenAI chat format
-// (sessiondb.Replay); with IncludeAncestors its compression lineage comes
+// (sessiondb.ReplayChain); with IncludeAncestors its compression lineage comes
 // first, root to tip.
 func (db *DB) Conversation(ctx context.Context, sessionID string, o sessiondb.ConversationOptions) ([]map[string]any, error) {
 	chain := []string{sessionID}
