@@ -1,0 +1,69 @@
+package replicate
+
+import (
+	"context"
+	"time"
+
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/postgres"
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+// DefaultPoll is how often Follow asks the source whether it changed.
+const DefaultPoll = 200 * time.Millisecond
+
+// Follow syncs from into to, then keeps syncing each time another
+// connection commits to the source, until ctx ends (then it returns nil).
+// It asks SQLite every poll (default DefaultPoll) whether the file changed
+// (PRAGMA data_version, which reads nothing while nothing changed), so a
+// commit in Hermes is copied within about a poll plus the pass. Each pass
+// reads only the session rows and the messages above the high-water mark.
+// pass is called with the report of every pass that copied something, and
+// of the first.
+func Follow(ctx context.Context, from string, to *postgres.DB, o Options, poll time.Duration, each func(*Report)) error {
+	if o.Origin == "" {
+		return sessiondb.Errorf(sessiondb.EINVALID, "sync: no origin given")
+	}
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	release, err := to.LockOrigin(ctx, o.Origin)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// Watch before the first pass: a commit during a pass is seen by the
+	// next poll.
+	w, err := sqlite.Watch(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for first := true; ; first = false {
+		rep, err := pass(ctx, from, to, o)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if first || !rep.Empty() {
+			each(rep)
+		}
+		for changed := false; !changed; {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			if changed, err = w.Changed(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+}
