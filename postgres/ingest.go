@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -347,19 +348,64 @@ func (in *Ingest) CopyMessages(ctx context.Context, rows [][]any) (int64, error)
 	if len(rows) == 0 {
 		return 0, nil
 	}
+	cols, conv, err := in.messageRows(rows)
+	if err != nil {
+		return 0, err
+	}
+	return in.upsertMessages(ctx, cols, conv)
+}
+
+// AppendMessages stores message rows (MessageColumns) the database does
+// not hold yet, of sessions the origin holds, with COPY straight into the
+// table: the fast path of a first copy. Should a row be there already, the
+// rows go through CopyMessages' upsert instead.
+func (in *Ingest) AppendMessages(ctx context.Context, rows [][]any) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	cols, conv, err := in.messageRows(rows)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := in.tx.Exec(ctx, "SAVEPOINT append_messages"); err != nil {
+		return 0, err
+	}
+	n, err := in.tx.CopyFrom(ctx, pgx.Identifier{"messages"}, cols, pgx.CopyFromRows(conv))
+	if err == nil {
+		_, err = in.tx.Exec(ctx, "RELEASE SAVEPOINT append_messages")
+		return n, err
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || (pe.Code != "23505" && pe.Code != "23503") {
+		return 0, fmt.Errorf("copy messages: %w", err)
+	}
+	// 23505: a row is there already; 23503: a session is missing.
+	if _, err := in.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT append_messages"); err != nil {
+		return 0, err
+	}
+	return in.upsertMessages(ctx, cols, conv)
+}
+
+// messageRows converts message rows for COPY: the columns (origin_id, the
+// rest of MessageColumns, origin, the search columns) and the values.
+func (in *Ingest) messageRows(rows [][]any) ([]string, [][]any, error) {
 	cols := append([]string{"origin_id"}, names(messageCols[1:])...)
 	cols = append(append(cols, "origin"), searchColumnNames...)
 	conv := make([][]any, len(rows))
 	for i, r := range rows {
 		out, err := convertRow(messageCols, r, 1+len(searchColumnNames))
 		if err != nil {
-			return 0, err
+			return nil, nil, err
 		}
 		out = append(out, in.origin)
 		conv[i] = append(out, searchColumns(messageText{
 			role: str(r[2]), content: str(r[3]), toolName: str(r[6]), toolCalls: str(r[5]),
 		})...)
 	}
+	return cols, conv, nil
+}
+
+func (in *Ingest) upsertMessages(ctx context.Context, cols []string, conv [][]any) (int64, error) {
 	name, err := in.stage(ctx, "messages", cols, conv)
 	if err != nil {
 		return 0, fmt.Errorf("stage messages: %w", err)

@@ -490,7 +490,7 @@ func (p *plan) copyMessages(ctx context.Context, snap *sqlite.Snapshot, to *post
 		var copied int64
 		err := to.Ingest(ctx, o.Origin, func(in *postgres.Ingest) error {
 			var err error
-			if copied, err = in.CopyMessages(ctx, rows); err != nil {
+			if copied, err = in.AppendMessages(ctx, rows); err != nil {
 				return err
 			}
 			if err := in.PutSessionSync(ctx, touched); err != nil {
