@@ -165,6 +165,7 @@ type plan struct {
 	present  map[string][]int64 // source ids of rechecked sessions' messages (for MirrorDeletes)
 	prompts  [][]any            // prompts of changed sessions
 	gone     []string           // sessions the source no longer has
+	wasGone  []string           // sessions an earlier pass found gone (and kept)
 	states   map[string]postgres.SessionSync
 }
 
@@ -250,11 +251,16 @@ func readPlan(ctx context.Context, snap *sqlite.Snapshot, st *postgres.SyncState
 		return nil, err
 	}
 	for id, prev := range st.Sessions {
-		if !seen[id] && !prev.Gone {
+		switch {
+		case seen[id]:
+		case prev.Gone:
+			p.wasGone = append(p.wasGone, id)
+		default:
 			p.gone = append(p.gone, id)
 		}
 	}
 	slices.Sort(p.gone)
+	slices.Sort(p.wasGone)
 	if len(hashes) > 0 {
 		list := make([]string, 0, len(hashes))
 		for h := range hashes {
@@ -361,12 +367,13 @@ func (p *plan) apply(ctx context.Context, to *postgres.DB, o Options, from strin
 				}
 				deleted += n
 			}
-			n, err := in.DeleteSessions(ctx, p.gone)
+			drop := append(slices.Clone(p.gone), p.wasGone...)
+			n, err := in.DeleteSessions(ctx, drop)
 			if err != nil {
 				return err
 			}
 			deleted += n
-			if err := in.DeleteSessionSync(ctx, p.gone); err != nil {
+			if err := in.DeleteSessionSync(ctx, drop); err != nil {
 				return err
 			}
 		} else {
@@ -388,7 +395,7 @@ func (p *plan) apply(ctx context.Context, to *postgres.DB, o Options, from strin
 		p.states[id] = s
 	}
 	if o.MirrorDeletes {
-		for _, id := range p.gone {
+		for _, id := range append(p.gone, p.wasGone...) {
 			delete(p.states, id)
 		}
 	}

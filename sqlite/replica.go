@@ -120,11 +120,20 @@ func (s *Snapshot) FileGeneration(ctx context.Context) (string, error) {
 	return v.String, s.db.mapErr("read the file generation", err)
 }
 
-// MessageIDs returns the largest message id and how many messages have an
-// id above after.
+// MessageIDs returns the largest message id ever issued (AUTOINCREMENT
+// never issues an id twice, even after the newest messages are deleted)
+// and how many messages have an id above after.
 func (s *Snapshot) MessageIDs(ctx context.Context, after int64) (maxID, count int64, err error) {
 	err = s.tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0), (SELECT COUNT(*) FROM messages WHERE id > ?) FROM messages", after).Scan(&maxID, &count)
-	return maxID, count, s.db.mapErr("count messages", err)
+	if err != nil {
+		return 0, 0, s.db.mapErr("count messages", err)
+	}
+	var seq sql.NullInt64
+	err = s.tx.QueryRowContext(ctx, "SELECT seq FROM sqlite_sequence WHERE name = 'messages'").Scan(&seq)
+	if err != nil && err != sql.ErrNoRows && !strings.Contains(err.Error(), "no such table") {
+		return 0, 0, s.db.mapErr("count messages", err)
+	}
+	return max(maxID, seq.Int64), count, nil
 }
 
 // Sessions calls fn with every session row (cols, in order), by id.

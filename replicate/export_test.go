@@ -1,0 +1,11 @@
+package replicate
+
+// FailAfterBatch makes o stop the sync with err after batch n committed.
+func FailAfterBatch(o *Options, n int, err error) {
+	o.afterBatch = func(i int) error {
+		if i == n {
+			return err
+		}
+		return nil
+	}
+}
