@@ -41,7 +41,7 @@ import (
 )
 
 // DefaultBatch is how many messages one COPY transaction carries.
-const DefaultBatch = 5000
+const DefaultBatch = 10000
 
 // Options configure a sync.
 type Options struct {

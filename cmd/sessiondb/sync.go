@@ -57,7 +57,7 @@ Options:
                      their commit, until interrupted (Ctrl-C, SIGTERM)
   --mirror-deletes   delete the origin's sessions and messages the source
                      no longer has
-  --batch N          messages per COPY transaction (default 5000)
+  --batch N          messages per COPY transaction (default 10000)
   --json             print the summary as JSON (with --follow, one object a
                      line per pass)
 
