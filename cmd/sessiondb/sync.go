@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -101,6 +102,14 @@ func (o *syncOptions) run(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		from = p
+	}
+	// The source first: its errors need no server to show.
+	src, err := sqlite.Open(from, sqlite.Options{ReadOnly: true})
+	if err != nil && !errors.Is(err, sqlite.ErrOlderSchema) {
+		return err
+	}
+	if err == nil {
+		src.Close()
 	}
 	origin := o.origin
 	if origin == "" {
