@@ -612,12 +612,10 @@ func writeValues(h hash.Hash, vals []any) {
 // text is a value as SQLite stores it, as text ("" for NULL).
 func text(v any) string {
 	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
 	case nil:
 		return ""
+	case []byte:
+		return string(x)
 	}
 	return fmt.Sprint(v)
 }
