@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sessiondb/sessiondb"
@@ -41,17 +42,34 @@ func Follow(ctx context.Context, from string, to *postgres.DB, o Options, poll t
 	defer w.Close()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	for first := true; ; first = false {
+	wait := time.Second
+	for first := true; ; {
 		rep, err := pass(ctx, from, to, o)
 		if ctx.Err() != nil {
 			return nil
 		}
+		if err != nil && transient(err) {
+			// The server restarts, or the source is locked for long:
+			// try again, ever more patiently.
+			if o.Warn != nil {
+				o.Warn(fmt.Errorf("%w; trying again in %s", err, wait))
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 30*time.Second)
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		wait = time.Second
 		if first || !rep.Empty() {
 			each(rep)
 		}
+		first = false
 		for changed := false; !changed; {
 			select {
 			case <-ctx.Done():
@@ -66,4 +84,14 @@ func Follow(ctx context.Context, from string, to *postgres.DB, o Options, poll t
 			}
 		}
 	}
+}
+
+// transient reports an error after which a later pass may succeed: the
+// server unreachable or busy, the source locked.
+func transient(err error) bool {
+	switch sessiondb.ErrorCode(err) {
+	case sessiondb.EUNAVAILABLE, sessiondb.EBUSY, sessiondb.ETIMEOUT:
+		return true
+	}
+	return false
 }

@@ -56,6 +56,8 @@ type Options struct {
 	// Progress, when set, is called with the messages copied of the
 	// pass's total as the copy goes.
 	Progress func(done, total int64)
+	// Warn, when set, is told of the errors Follow keeps going after.
+	Warn func(error)
 	// TempDir holds the upgraded copy of a source at an older schema
 	// (default os.TempDir()).
 	TempDir string

@@ -246,6 +246,7 @@ type Watcher struct {
 	pool *sql.DB
 	conn *sql.Conn
 	path string
+	file os.FileInfo // the file the connection has open
 	last int64
 }
 
@@ -274,6 +275,10 @@ func Watch(ctx context.Context, path string) (*Watcher, error) {
 		w.Close()
 		return nil, err
 	}
+	if w.file, err = os.Stat(abs); err != nil {
+		w.Close()
+		return nil, fileErr("watch "+abs, err)
+	}
 	return w, nil
 }
 
@@ -284,8 +289,18 @@ func (w *Watcher) version(ctx context.Context) (int64, error) {
 }
 
 // Changed reports whether another connection committed to the file since
-// Watch or the last call of Changed.
+// Watch or the last call of Changed. Another file moved into its place
+// counts as a change, and is watched from then on.
 func (w *Watcher) Changed(ctx context.Context) (bool, error) {
+	if fi, err := os.Stat(w.path); err == nil && !os.SameFile(fi, w.file) {
+		nw, err := Watch(ctx, w.path)
+		if err != nil {
+			return false, err
+		}
+		w.Close()
+		*w = *nw
+		return true, nil
+	}
 	v, err := w.version(ctx)
 	if err != nil {
 		return false, err

@@ -125,7 +125,8 @@ func (o *syncOptions) run(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	bar := newProgress(e.stderr, "copying messages")
-	ro := replicate.Options{Origin: origin, MirrorDeletes: o.mirror, Batch: o.batch, Progress: bar.update}
+	ro := replicate.Options{Origin: origin, MirrorDeletes: o.mirror, Batch: o.batch, Progress: bar.update,
+		Warn: func(err error) { fmt.Fprintf(e.stderr, "sessiondb sync: %v\n", err) }}
 	if o.follow {
 		var werr error
 		err := replicate.Follow(ctx, from, db, ro, 0, func(rep *replicate.Report) {
