@@ -1,6 +1,11 @@
 package postgres
 
-import "strings"
+import (
+	"reflect"
+	"strings"
+
+	"github.com/sessiondb/sessiondb"
+)
 
 // PostgreSQL text cannot hold the NUL character, which sessiondb stores
 // (ContentJSONPrefix starts with one, and message text may carry them).
@@ -43,3 +48,30 @@ func fromPGPtr(s *string) *string {
 	v := fromPG(*s)
 	return &v
 }
+
+// fromPGStruct reverses toPG on every string and *string field of the
+// struct p points to (a scanned row).
+func fromPGStruct(p any) {
+	v := reflect.ValueOf(p).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch {
+		case f.Kind() == reflect.String:
+			f.SetString(fromPG(f.String()))
+		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.String && !f.IsNil():
+			f.Elem().SetString(fromPG(f.Elem().String()))
+		}
+	}
+}
+
+// textArg is a text argument: "" is NULL, anything else scrubbed to valid
+// UTF-8 and escaped.
+func textArg(s string) any {
+	if s == "" {
+		return nil
+	}
+	return toPG(sessiondb.ScrubText(s))
+}
+
+// text scrubs and escapes a NOT NULL text argument.
+func text(s string) string { return toPG(sessiondb.ScrubText(s)) }
