@@ -101,15 +101,21 @@ var MessageMutableColumns = []string{
 // order: none until the search columns (migrations/0002_search.sql) land.
 var searchColumnNames []string
 
-// messageText is what a message's search columns are computed from: its
-// text as Hermes stored it (NULs intact).
-type messageText struct {
-	role, content, toolName, toolCalls string
+// searchInput is what a message's search columns are computed from: its
+// texts exactly as Hermes stored them (any bytes, NULs intact; nil for
+// NULL) and its session's source and model_config.
+type searchInput struct {
+	Role        string
+	Content     *string
+	ToolName    *string
+	ToolCalls   *string
+	Source      string
+	ModelConfig *string
 }
 
 // searchColumns computes one message's search columns, in the order of
-// searchColumnNames. Every copied message goes through it once.
-func searchColumns(m messageText) []any { return nil }
+// searchColumnNames. Every message copied goes through it once.
+func searchColumns(in searchInput) ([]any, error) { return nil, nil }
 
 // Ingest is one transaction of a bulk copy into the store, for one origin.
 // Rows are []any in the order of the *Columns variables, holding what
@@ -348,7 +354,7 @@ func (in *Ingest) CopyMessages(ctx context.Context, rows [][]any) (int64, error)
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	cols, conv, err := in.messageRows(rows)
+	cols, conv, err := in.messageRows(ctx, rows)
 	if err != nil {
 		return 0, err
 	}
@@ -363,7 +369,7 @@ func (in *Ingest) AppendMessages(ctx context.Context, rows [][]any) (int64, erro
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	cols, conv, err := in.messageRows(rows)
+	cols, conv, err := in.messageRows(ctx, rows)
 	if err != nil {
 		return 0, err
 	}
@@ -388,9 +394,13 @@ func (in *Ingest) AppendMessages(ctx context.Context, rows [][]any) (int64, erro
 
 // messageRows converts message rows for COPY: the columns (origin_id, the
 // rest of MessageColumns, origin, the search columns) and the values.
-func (in *Ingest) messageRows(rows [][]any) ([]string, [][]any, error) {
+func (in *Ingest) messageRows(ctx context.Context, rows [][]any) ([]string, [][]any, error) {
 	cols := append([]string{"origin_id"}, names(messageCols[1:])...)
 	cols = append(append(cols, "origin"), searchColumnNames...)
+	sessions, err := in.sessionFacts(ctx, rows)
+	if err != nil {
+		return nil, nil, err
+	}
 	conv := make([][]any, len(rows))
 	for i, r := range rows {
 		out, err := convertRow(messageCols, r, 1+len(searchColumnNames))
@@ -398,11 +408,48 @@ func (in *Ingest) messageRows(rows [][]any) ([]string, [][]any, error) {
 			return nil, nil, err
 		}
 		out = append(out, in.origin)
-		conv[i] = append(out, searchColumns(messageText{
-			role: str(r[2]), content: str(r[3]), toolName: str(r[6]), toolCalls: str(r[5]),
-		})...)
+		s := sessions[str(r[1])]
+		search, err := searchColumns(searchInput{Role: str(r[2]), Content: strPtr(r[3]), ToolName: strPtr(r[6]),
+			ToolCalls: strPtr(r[5]), Source: s.source, ModelConfig: s.modelConfig})
+		if err != nil {
+			return nil, nil, fmt.Errorf("index message %d: %w", out[0], err)
+		}
+		conv[i] = append(out, search...)
 	}
 	return cols, conv, nil
+}
+
+// sessionFact is what indexing a message reads of its session.
+type sessionFact struct {
+	source      string
+	modelConfig *string
+}
+
+// sessionFacts reads the source and model_config of the sessions of rows.
+func (in *Ingest) sessionFacts(ctx context.Context, rows [][]any) (map[string]sessionFact, error) {
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range rows {
+		if id := str(r[1]); !seen[id] {
+			seen[id] = true
+			ids = append(ids, toPG(id))
+		}
+	}
+	rs, err := in.tx.Query(ctx, "SELECT id, source, model_config FROM sessions WHERE id = ANY($1)", ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	out := map[string]sessionFact{}
+	for rs.Next() {
+		var id, source string
+		var mc *string
+		if err := rs.Scan(&id, &source, &mc); err != nil {
+			return nil, err
+		}
+		out[fromPG(id)] = sessionFact{source: fromPG(source), modelConfig: fromPGPtr(mc)}
+	}
+	return out, rs.Err()
 }
 
 func (in *Ingest) upsertMessages(ctx context.Context, cols []string, conv [][]any) (int64, error) {
@@ -431,6 +478,15 @@ func prefixCols(alias string, cols []string) string {
 		q[i] = alias + "." + pgx.Identifier{c}.Sanitize()
 	}
 	return strings.Join(q, ", ")
+}
+
+// strPtr is str of a value, nil for NULL.
+func strPtr(v any) *string {
+	if v == nil {
+		return nil
+	}
+	s := str(v)
+	return &s
 }
 
 // str is the text of a value as SQLite stores it, "" for NULL.
