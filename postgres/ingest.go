@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -354,29 +355,50 @@ func (in *Ingest) CopyMessages(ctx context.Context, rows [][]any) (int64, error)
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	cols, conv, err := in.messageRows(ctx, rows)
+	b, err := prepareMessages(ctx, in.tx, in.origin, rows)
 	if err != nil {
 		return 0, err
 	}
-	return in.upsertMessages(ctx, cols, conv)
+	return in.upsertMessages(ctx, b.cols, b.rows)
 }
 
-// AppendMessages stores message rows (MessageColumns) the database does
-// not hold yet, of sessions the origin holds, with COPY straight into the
-// table: the fast path of a first copy. Should a row be there already, the
-// rows go through CopyMessages' upsert instead.
-func (in *Ingest) AppendMessages(ctx context.Context, rows [][]any) (int64, error) {
-	if len(rows) == 0 {
+// MessageBatch is message rows (MessageColumns) converted for the
+// database, their search columns computed: the work of storing them that
+// needs no transaction, done by PrepareMessages while another batch is
+// written.
+type MessageBatch struct {
+	origin string
+	cols   []string
+	rows   [][]any
+}
+
+// Len is the count of messages in the batch.
+func (b *MessageBatch) Len() int { return len(b.rows) }
+
+// PrepareMessages converts message rows (MessageColumns) of origin for
+// AppendBatch. Their sessions must be stored (committed) already: indexing
+// a message reads its session's source and model_config.
+func (db *DB) PrepareMessages(ctx context.Context, origin string, rows [][]any) (*MessageBatch, error) {
+	b, err := prepareMessages(ctx, db.pool, origin, rows)
+	return b, db.mapErr("prepare messages", err)
+}
+
+// AppendBatch stores a prepared batch of messages the database does not
+// hold yet, with COPY straight into the table: the fast path of a first
+// copy. Should a row be there already, or its session be missing, the
+// batch goes through CopyMessages' upsert instead (which skips messages of
+// sessions the origin does not hold).
+func (in *Ingest) AppendBatch(ctx context.Context, b *MessageBatch) (int64, error) {
+	if b.Len() == 0 {
 		return 0, nil
 	}
-	cols, conv, err := in.messageRows(ctx, rows)
-	if err != nil {
-		return 0, err
+	if b.origin != in.origin {
+		return 0, sessiondb.Errorf(sessiondb.EINVALID, "append messages: a batch of origin %q in a sync of origin %q", b.origin, in.origin)
 	}
 	if _, err := in.tx.Exec(ctx, "SAVEPOINT append_messages"); err != nil {
 		return 0, err
 	}
-	n, err := in.tx.CopyFrom(ctx, pgx.Identifier{"messages"}, cols, pgx.CopyFromRows(conv))
+	n, err := in.tx.CopyFrom(ctx, pgx.Identifier{"messages"}, b.cols, pgx.CopyFromRows(b.rows))
 	if err == nil {
 		_, err = in.tx.Exec(ctx, "RELEASE SAVEPOINT append_messages")
 		return n, err
@@ -389,34 +411,39 @@ func (in *Ingest) AppendMessages(ctx context.Context, rows [][]any) (int64, erro
 	if _, err := in.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT append_messages"); err != nil {
 		return 0, err
 	}
-	return in.upsertMessages(ctx, cols, conv)
+	return in.upsertMessages(ctx, b.cols, b.rows)
 }
 
-// messageRows converts message rows for COPY: the columns (origin_id, the
-// rest of MessageColumns, origin, the search columns) and the values.
-func (in *Ingest) messageRows(ctx context.Context, rows [][]any) ([]string, [][]any, error) {
+// querier is a transaction or the pool.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// prepareMessages converts message rows for COPY: the columns (origin_id,
+// the rest of MessageColumns, origin, the search columns) and the values.
+func prepareMessages(ctx context.Context, q querier, origin string, rows [][]any) (*MessageBatch, error) {
 	cols := append([]string{"origin_id"}, names(messageCols[1:])...)
 	cols = append(append(cols, "origin"), searchColumnNames...)
-	sessions, err := in.sessionFacts(ctx, rows)
+	sessions, err := sessionFacts(ctx, q, rows)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	conv := make([][]any, len(rows))
 	for i, r := range rows {
 		out, err := convertRow(messageCols, r, 1+len(searchColumnNames))
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		out = append(out, in.origin)
+		out = append(out, origin)
 		s := sessions[str(r[1])]
 		search, err := searchColumns(searchInput{Role: str(r[2]), Content: strPtr(r[3]), ToolName: strPtr(r[6]),
 			ToolCalls: strPtr(r[5]), Source: s.source, ModelConfig: s.modelConfig})
 		if err != nil {
-			return nil, nil, fmt.Errorf("index message %d: %w", out[0], err)
+			return nil, fmt.Errorf("index message %d: %w", out[0], err)
 		}
 		conv[i] = append(out, search...)
 	}
-	return cols, conv, nil
+	return &MessageBatch{origin: origin, cols: cols, rows: conv}, nil
 }
 
 // sessionFact is what indexing a message reads of its session.
@@ -426,7 +453,7 @@ type sessionFact struct {
 }
 
 // sessionFacts reads the source and model_config of the sessions of rows.
-func (in *Ingest) sessionFacts(ctx context.Context, rows [][]any) (map[string]sessionFact, error) {
+func sessionFacts(ctx context.Context, q querier, rows [][]any) (map[string]sessionFact, error) {
 	seen := map[string]bool{}
 	var ids []string
 	for _, r := range rows {
@@ -435,7 +462,7 @@ func (in *Ingest) sessionFacts(ctx context.Context, rows [][]any) (map[string]se
 			ids = append(ids, toPG(id))
 		}
 	}
-	rs, err := in.tx.Query(ctx, "SELECT id, source, model_config FROM sessions WHERE id = ANY($1)", ids)
+	rs, err := q.Query(ctx, "SELECT id, source, model_config FROM sessions WHERE id = ANY($1)", ids)
 	if err != nil {
 		return nil, err
 	}
@@ -728,9 +755,11 @@ func (in *Ingest) DeleteSessionSync(ctx context.Context, ids []string) error {
 }
 
 // LockOrigin takes a lock that one sync of origin holds while it runs (a
-// session-level advisory lock on a connection of its own). Another holder
-// is an EBUSY error; release ends it.
-func (db *DB) LockOrigin(ctx context.Context, origin string) (release func(), err error) {
+// session-level advisory lock on a connection of its own). It waits up to
+// wait for another holder to finish (a sync killed a moment ago holds it
+// until the server sees its connection close), then fails with EBUSY,
+// naming the holder; release ends it.
+func (db *DB) LockOrigin(ctx context.Context, origin string, wait time.Duration) (release func(), err error) {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return nil, db.mapErr("lock sync origin "+origin, err)
@@ -738,17 +767,39 @@ func (db *DB) LockOrigin(ctx context.Context, origin string) (release func(), er
 	h := fnv.New64a()
 	h.Write([]byte("sessiondb sync\x00" + origin))
 	key := int64(h.Sum64())
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil {
-		conn.Release()
-		return nil, db.mapErr("lock sync origin "+origin, err)
+	deadline := time.Now().Add(wait)
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil {
+			conn.Release()
+			return nil, db.mapErr("lock sync origin "+origin, err)
+		}
+		if ok {
+			return func() {
+				_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key)
+				conn.Release()
+			}, nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			conn.Release()
+			return nil, db.mapErr("lock sync origin "+origin, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	if !ok {
-		conn.Release()
-		return nil, sessiondb.Errorf(sessiondb.EBUSY, "another sessiondb sync of origin %q is running; wait for it, or give this one another --origin", origin)
+	defer conn.Release()
+	var holder string
+	_ = conn.QueryRow(ctx, `SELECT format('server process %s, client %s, connected %s', a.pid,
+			COALESCE(host(a.client_addr), 'local'), date_trunc('second', a.backend_start))
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objid = ($1::bigint & 4294967295)::oid
+			AND l.classid = (($1::bigint >> 32) & 4294967295)::oid LIMIT 1`, key).Scan(&holder)
+	if holder == "" {
+		holder = "another session"
 	}
-	return func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key)
-		conn.Release()
-	}, nil
+	return nil, sessiondb.Errorf(sessiondb.EBUSY,
+		"another sessiondb sync of origin %q is running (%s); wait for it, give this one another --origin, or if that sync is gone, end its connection with SELECT pg_terminate_backend(PID)", origin, holder)
 }

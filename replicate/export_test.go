@@ -1,5 +1,7 @@
 package replicate
 
+import "time"
+
 // FailAfterBatch makes o stop the sync with err after batch n committed.
 func FailAfterBatch(o *Options, n int, err error) {
 	o.afterBatch = func(i int) error {
@@ -9,3 +11,6 @@ func FailAfterBatch(o *Options, n int, err error) {
 		return nil
 	}
 }
+
+// SetLockWait sets how long a sync waits for another of its origin.
+func SetLockWait(d time.Duration) { lockWait = d }

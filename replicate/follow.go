@@ -28,7 +28,7 @@ func Follow(ctx context.Context, from string, to *postgres.DB, o Options, poll t
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
-	release, err := to.LockOrigin(ctx, o.Origin)
+	release, err := to.LockOrigin(ctx, o.Origin, lockWait)
 	if err != nil {
 		return err
 	}

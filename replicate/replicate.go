@@ -43,6 +43,10 @@ import (
 // DefaultBatch is how many messages one COPY transaction carries.
 const DefaultBatch = 10000
 
+// lockWait is how long a sync waits for another sync of its origin (or
+// the connection of one just killed) to let go.
+var lockWait = 15 * time.Second
+
 // Options configure a sync.
 type Options struct {
 	// Origin names the source host in the database (required).
@@ -104,7 +108,7 @@ func Sync(ctx context.Context, from string, to *postgres.DB, o Options) (*Report
 	if o.Origin == "" {
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "sync: no origin given")
 	}
-	release, err := to.LockOrigin(ctx, o.Origin)
+	release, err := to.LockOrigin(ctx, o.Origin, lockWait)
 	if err != nil {
 		return nil, err
 	}
@@ -428,78 +432,97 @@ func (p *plan) mirrorMessages(ctx context.Context, in *postgres.Ingest, id strin
 	return in.DeleteMessages(ctx, drop)
 }
 
-// batch is one read of messages above the mark.
+// batch is one read of messages above the mark, prepared for the
+// database.
 type batch struct {
-	rows [][]any
-	last int64
-	err  error
+	rows    [][]any // the messages copied (of sessions the origin holds)
+	skipped int64   // messages of sessions it does not hold (conflicts)
+	last    int64   // the largest id read
+	ready   *postgres.MessageBatch
+	err     error
 }
 
+// preparers is how many batches are converted (and indexed for search) at
+// once while another is written.
+const preparers = 2
+
 // copyMessages copies the messages above the high-water mark in batches,
-// each committed with the mark that covers it. Reading the source and
-// writing PostgreSQL overlap: one goroutine reads the next batch while the
-// current one is written.
+// each committed with the mark that covers it. Reading the source,
+// preparing batches (conversion, search columns) and writing PostgreSQL
+// overlap: a goroutine reads batches in id order and hands each to a
+// preparer; the writer commits them in the order read.
 func (p *plan) copyMessages(ctx context.Context, snap *sqlite.Snapshot, to *postgres.DB, o Options, rep *Report) error {
 	if p.pending == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan batch, 2)
+	// The sessions whose messages are copied: those the origin holds.
+	held := map[string]bool{}
+	for id, s := range p.states {
+		held[id] = s.Fingerprint != nil
+	}
+	queue := make(chan chan batch, preparers+1)
 	go func() {
-		defer close(batches)
-		after := p.st.MessageHW
-		for after < p.maxID {
-			b := batch{rows: make([][]any, 0, o.Batch)}
+		defer close(queue)
+		busy := make(chan struct{}, preparers)
+		for after := p.st.MessageHW; after < p.maxID; {
+			var b batch
+			var n int
 			b.err = snap.MessagesAfter(ctx, postgres.MessageColumns, after, o.Batch, func(r []any) error {
-				b.rows = append(b.rows, r)
+				n++
+				b.last = integer(r[0])
+				if held[text(r[1])] {
+					b.rows = append(b.rows, r)
+				} else {
+					b.skipped++
+				}
 				return nil
 			})
-			if b.err == nil && len(b.rows) == 0 {
+			if b.err == nil && n == 0 {
 				return
 			}
-			if b.err == nil {
-				b.last = integer(b.rows[len(b.rows)-1][0])
-				after = b.last
-			}
+			after = b.last
+			out := make(chan batch, 1)
 			select {
-			case batches <- b:
+			case queue <- out:
 			case <-ctx.Done():
 				return
 			}
 			if b.err != nil {
+				out <- b
 				return
 			}
+			busy <- struct{}{}
+			go func() {
+				defer func() { <-busy }()
+				b.ready, b.err = to.PrepareMessages(ctx, o.Origin, b.rows)
+				out <- b
+			}()
 		}
 	}()
 	hw := p.st.MessageHW
 	var done int64
 	n := 0
-	for b := range batches {
+	for out := range queue {
+		b := <-out
 		if b.err != nil {
 			return b.err
 		}
-		rows := b.rows[:0:0]
 		touched := map[string]postgres.SessionSync{}
-		var skipped int64
 		for _, r := range b.rows {
 			id := text(r[1])
 			s, ok := touched[id]
 			if !ok {
-				s, ok = p.states[id]
-			}
-			if !ok || s.Fingerprint == nil {
-				skipped++
-				continue
+				s = p.states[id]
 			}
 			s.MessagesFingerprint ^= rowHash(mutable(r))
 			touched[id] = s
-			rows = append(rows, r)
 		}
 		var copied int64
 		err := to.Ingest(ctx, o.Origin, func(in *postgres.Ingest) error {
 			var err error
-			if copied, err = in.AppendMessages(ctx, rows); err != nil {
+			if copied, err = in.AppendBatch(ctx, b.ready); err != nil {
 				return err
 			}
 			if err := in.PutSessionSync(ctx, touched); err != nil {
@@ -515,9 +538,9 @@ func (p *plan) copyMessages(ctx context.Context, snap *sqlite.Snapshot, to *post
 			p.states[id] = s
 		}
 		rep.Messages += copied
-		rep.Skipped += skipped + int64(len(rows)) - copied
+		rep.Skipped += b.skipped + int64(len(b.rows)) - copied
 		rep.HighMark = hw
-		done += int64(len(b.rows))
+		done += int64(len(b.rows)) + b.skipped
 		if o.Progress != nil {
 			o.Progress(done, p.pending)
 		}

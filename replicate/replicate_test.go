@@ -580,3 +580,33 @@ func TestAnotherFileUnderTheSameOriginIsRefused(t *testing.T) {
 		t.Fatalf("sync of another file under the same origin: %v, want ECONFLICT", err)
 	}
 }
+
+func TestOneSyncPerOrigin(t *testing.T) {
+	src := newSource(t, "one", 1, 3)
+	db, _ := MustOpenPG(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan *replicate.Report, 8)
+	done := make(chan error, 1)
+	go func() {
+		done <- replicate.Follow(ctx, src.path, db, replicate.Options{Origin: "o"}, 0, func(r *replicate.Report) { first <- r })
+	}()
+	select {
+	case <-first:
+	case err := <-done:
+		t.Fatalf("follow: %v", err)
+	}
+	replicate.SetLockWait(300 * time.Millisecond)
+	defer replicate.SetLockWait(15 * time.Second)
+	_, err := replicate.Sync(context.Background(), src.path, db, replicate.Options{Origin: "o"})
+	if sessiondb.ErrorCode(err) != sessiondb.EBUSY || !strings.Contains(err.Error(), "server process") {
+		t.Fatalf("second sync of the origin: %v, want EBUSY naming the holder", err)
+	}
+	if _, err := replicate.Sync(context.Background(), src.path, db, replicate.Options{Origin: "other"}); sessiondb.ErrorCode(err) == sessiondb.EBUSY {
+		t.Fatalf("a sync of another origin: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
