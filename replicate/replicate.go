@@ -501,9 +501,35 @@ func (p *plan) copyMessages(ctx context.Context, snap *sqlite.Snapshot, to *post
 			}()
 		}
 	}()
-	hw := p.st.MessageHW
+	// Writers: each batch is its own transaction, and up to writers of
+	// them COPY at once; each commits only after the one before it did
+	// (its mark moves from where that one left it), so commits stay in id
+	// order and a failure stops every later batch before its commit.
+	prev := &commit{done: make(chan struct{})}
+	close(prev.done)
+	prevHW := p.st.MessageHW
+	slots := make(chan struct{}, writers)
+	var pendingCommits []*commit
 	var done int64
 	n := 0
+	wait := func(c *commit) error {
+		<-c.done
+		if c.err != nil {
+			return c.err
+		}
+		rep.Messages += c.copied
+		rep.Skipped += c.b.skipped + int64(len(c.b.rows)) - c.copied
+		rep.HighMark = c.b.last
+		done += int64(len(c.b.rows)) + c.b.skipped
+		if o.Progress != nil {
+			o.Progress(done, p.pending)
+		}
+		n++
+		if o.afterBatch != nil {
+			return o.afterBatch(n)
+		}
+		return nil
+	}
 	for out := range queue {
 		b := <-out
 		if b.err != nil {
@@ -519,40 +545,84 @@ func (p *plan) copyMessages(ctx context.Context, snap *sqlite.Snapshot, to *post
 			s.MessagesFingerprint ^= rowHash(mutable(r))
 			touched[id] = s
 		}
-		var copied int64
-		err := to.Ingest(ctx, o.Origin, func(in *postgres.Ingest) error {
-			var err error
-			if copied, err = in.AppendBatch(ctx, b.ready); err != nil {
-				return err
-			}
-			if err := in.PutSessionSync(ctx, touched); err != nil {
-				return err
-			}
-			return in.SetHighWater(ctx, hw, b.last)
-		})
-		if err != nil {
-			return err
-		}
-		hw = b.last
 		for id, s := range touched {
 			p.states[id] = s
 		}
-		rep.Messages += copied
-		rep.Skipped += b.skipped + int64(len(b.rows)) - copied
-		rep.HighMark = hw
-		done += int64(len(b.rows)) + b.skipped
-		if o.Progress != nil {
-			o.Progress(done, p.pending)
+		// Slots are taken in batch order: a batch never waits for a
+		// predecessor that waits for a slot.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		n++
-		if o.afterBatch != nil {
-			if err := o.afterBatch(n); err != nil {
+		c := &commit{b: b, done: make(chan struct{})}
+		go c.run(ctx, to, o.Origin, touched, prev, prevHW, slots)
+		prev, prevHW = c, b.last
+		pendingCommits = append(pendingCommits, c)
+		// Report the batches committed so far, in order.
+		for len(pendingCommits) > 0 && pendingCommits[0].finished() {
+			if err := wait(pendingCommits[0]); err != nil {
 				return err
 			}
+			pendingCommits = pendingCommits[1:]
+		}
+	}
+	for _, c := range pendingCommits {
+		if err := wait(c); err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// writers is how many batches are written to PostgreSQL at once (their
+// commits stay in order).
+const writers = 2
+
+// commit is the writing of one batch.
+type commit struct {
+	b      batch
+	copied int64
+	err    error
+	done   chan struct{} // closed when the batch committed or failed
+}
+
+func (c *commit) finished() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// run writes the batch in a transaction that commits after prev's did,
+// moving the mark from hw to the batch's last id, and frees its slot.
+func (c *commit) run(ctx context.Context, to *postgres.DB, origin string, touched map[string]postgres.SessionSync, prev *commit, hw int64, slots chan struct{}) {
+	defer close(c.done)
+	defer func() { <-slots }()
+	c.err = to.Ingest(ctx, origin, func(in *postgres.Ingest) error {
+		var err error
+		if c.copied, err = in.AppendBatch(ctx, c.b.ready); err != nil {
+			return err
+		}
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if prev.err != nil {
+			return errAborted
+		}
+		if err := in.PutSessionSync(ctx, touched); err != nil {
+			return err
+		}
+		return in.SetHighWater(ctx, hw, c.b.last)
+	})
+}
+
+// errAborted is the error of a batch whose predecessor failed.
+var errAborted = errors.New("sync: stopped after an earlier batch failed")
 
 // mutableIndex maps MessageMutableColumns to their places in
 // MessageColumns.
