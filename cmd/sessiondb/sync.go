@@ -51,8 +51,10 @@ read through an upgraded temporary copy, as Hermes would read it after an
 upgrade.
 
 Options:
-  --from PATH        the state.db to copy (default: --db, $HERMES_HOME/state.db)
-  --to URL           the PostgreSQL database (postgres://user:pass@host/db)
+  --from PATH        the state.db to copy (default: --db when it is a file,
+                     else $HERMES_HOME/state.db)
+  --to URL           the PostgreSQL database (postgres://user:pass@host/db;
+                     default: --db when it is a postgres:// URL)
   --origin NAME      the origin rows are stored under (default: the host name)
   --follow           keep running: copy new writes within about a second of
                      their commit, until interrupted (Ctrl-C, SIGTERM)
@@ -83,18 +85,22 @@ func (o *syncOptions) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	if o.to == "" {
+	// --db names the target when it is a URL, else the source.
+	to, from := o.to, o.from
+	if to == "" && postgres.IsURL(e.dbPath) {
+		to = e.dbPath
+	}
+	if from == "" && !postgres.IsURL(e.dbPath) {
+		from = e.dbPath
+	}
+	if to == "" {
 		return usagef("missing --to URL (postgres://user:password@host/database)")
 	}
-	if !postgres.IsURL(o.to) {
-		return usagef("--to %q is not a postgres:// URL", o.to)
+	if !postgres.IsURL(to) {
+		return usagef("--to %q is not a postgres:// URL", to)
 	}
 	if o.batch <= 0 {
 		return usagef("--batch must be at least 1")
-	}
-	from := o.from
-	if from == "" {
-		from = e.dbPath
 	}
 	if from == "" {
 		p, err := sqlite.DefaultPath()
@@ -119,7 +125,7 @@ func (o *syncOptions) run(ctx context.Context, e *env, args []string) error {
 		}
 		origin = h
 	}
-	db, err := postgres.Open(ctx, o.to, postgres.Options{Origin: origin})
+	db, err := postgres.Open(ctx, to, postgres.Options{Origin: origin})
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func TestSyncCopiesOnceThenNothing(t *testing.T) {
 	if rep.Sessions != 0 || rep.Messages != 0 || rep.Usage != 0 || rep.Prompts != 0 || len(rep.Conflicts) != 0 || rep.HighWaterMark != 653 {
 		t.Errorf("second sync: %+v, want nothing copied up to mark 653", rep)
 	}
-	out = mustCLI(t, fixture, "sync", "--to", url, "--origin", "host-b")
+	out = mustCLI(t, url, "sync", "--from", fixture, "--origin", "host-b")
 	if got := strings.Count(out, "conflict: session "); got != 50 || !strings.Contains(out, "50 conflicts") {
 		t.Errorf("another origin: %d conflict lines in %q, want 50", got, out)
 	}
