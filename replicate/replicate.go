@@ -300,7 +300,9 @@ func readPlan(ctx context.Context, snap *sqlite.Snapshot, st *postgres.SyncState
 			if prev.Fingerprint != nil && sum == prev.MessagesFingerprint {
 				continue
 			}
-			if len(ids) == 0 {
+			if len(ids) == 0 || prev.ConflictOrigin != "" {
+				// A session another origin held: apply sees whether it
+				// still does before its messages are read.
 				continue
 			}
 			var rows [][]any
@@ -323,10 +325,14 @@ func (p *plan) apply(ctx context.Context, to *postgres.DB, o Options, from strin
 	var conflicts []postgres.Conflict
 	var sessions, usage, prompts, messages, deleted int64
 	var states map[string]postgres.SessionSync
-	err := to.Ingest(ctx, o.Origin, func(in *postgres.Ingest) error {
+	path, err := filepath.Abs(from)
+	if err != nil {
+		path = from
+	}
+	err = to.Ingest(ctx, o.Origin, func(in *postgres.Ingest) error {
 		sessions, usage, prompts, messages, deleted = 0, 0, 0, 0, 0
 		states = map[string]postgres.SessionSync{}
-		if err := in.ClaimOrigin(ctx, from, p.gen, p.st.MessageHW); err != nil {
+		if err := in.ClaimOrigin(ctx, path, p.gen, p.st.MessageHW); err != nil {
 			return err
 		}
 		var err error
@@ -351,7 +357,14 @@ func (p *plan) apply(ctx context.Context, to *postgres.DB, o Options, from strin
 			accepted = append(accepted, id)
 			usageRows = append(usageRows, p.usage[id]...)
 			messageRows = append(messageRows, p.recopy[id]...)
-			states[id] = postgres.SessionSync{Fingerprint: p.fps[id], MessagesFingerprint: p.recopied[id]}
+			s := postgres.SessionSync{Fingerprint: p.fps[id], MessagesFingerprint: p.recopied[id]}
+			if p.st.Sessions[id].ConflictOrigin != "" && len(p.present[id]) > 0 {
+				// Another origin held it until now, and its earlier
+				// messages were never copied: no fingerprint makes the
+				// next pass copy them (and this one skip its new ones).
+				s = postgres.SessionSync{}
+			}
+			states[id] = s
 		}
 		sessions = int64(len(accepted))
 		if o.MirrorDeletes {

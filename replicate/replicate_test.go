@@ -506,6 +506,18 @@ func TestTwoOriginsShareOneDatabase(t *testing.T) {
 	if again := mustSync(t, a.path, db, replicate.Options{Origin: "host-c"}); len(again.Conflicts) != 3 {
 		t.Errorf("host-c again: %d conflicts, want 3 reported again", len(again.Conflicts))
 	}
+	// Once host-a's sessions are gone, host-c gets them, messages and all.
+	if _, err := db.Pool().Exec(context.Background(), "DELETE FROM sessions WHERE origin = 'host-a'"); err != nil {
+		t.Fatal(err)
+	}
+	a.append(t, "alpha-0000", 2)
+	for range 2 {
+		mustSync(t, a.path, db, replicate.Options{Origin: "host-c"})
+	}
+	sameRows(t, "host-c after the conflict", pgDump(t, db, "host-c"), sqliteDump(t, a.path))
+	if again := mustSync(t, a.path, db, replicate.Options{Origin: "host-c"}); !again.Empty() {
+		t.Errorf("host-c settled: %+v, want nothing", again)
+	}
 }
 
 func TestDeletedSessionsKeptUnlessMirrored(t *testing.T) {
