@@ -19,8 +19,10 @@ const DefaultPoll = 200 * time.Millisecond
 // (PRAGMA data_version, which reads nothing while nothing changed), so a
 // commit in Hermes is copied within about a poll plus the pass. Each pass
 // reads only the session rows and the messages above the high-water mark.
-// pass is called with the report of every pass that copied something, and
-// of the first.
+// each is called with the report of the first pass and of every later one
+// that copied or found something. A pass that fails because the server is
+// unreachable or busy is tried again (o.Warn is told); any other error
+// ends Follow.
 func Follow(ctx context.Context, from string, to *postgres.DB, o Options, poll time.Duration, each func(*Report)) error {
 	if o.Origin == "" {
 		return sessiondb.Errorf(sessiondb.EINVALID, "sync: no origin given")
