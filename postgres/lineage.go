@@ -29,15 +29,15 @@ var continuationSQL = `SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.p
 	AND COALESCE(c.source, '') <> 'tool'
 	ORDER BY c.started_at DESC, c.id COLLATE "C" DESC LIMIT 1`
 
-// querier is what reads run on: the pool, or a transaction.
-type querier interface {
+// reader is what reads run on: the pool, or a transaction.
+type reader interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // continuation returns the compression continuation of id (stored form),
 // or "" when it has none.
-func continuation(ctx context.Context, q querier, id string) (string, error) {
+func continuation(ctx context.Context, q reader, id string) (string, error) {
 	var next string
 	err := q.QueryRow(ctx, continuationSQL, id).Scan(&next)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -48,7 +48,7 @@ func continuation(ctx context.Context, q querier, id string) (string, error) {
 
 // collect runs a query returning one text column and collects it,
 // unescaped.
-func collect(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+func collect(ctx context.Context, q reader, query string, args ...any) ([]string, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func setTitle(ctx context.Context, tx pgx.Tx, id, title, source string) error {
 
 // isCompressionAncestor reports whether anc is reached from id by following
 // parents that ended with 'compression'.
-func isCompressionAncestor(ctx context.Context, q querier, anc, id string) (bool, error) {
+func isCompressionAncestor(ctx context.Context, q reader, anc, id string) (bool, error) {
 	var n int
 	err := q.QueryRow(ctx, `WITH RECURSIVE up(id, depth) AS (
 			SELECT parent_session_id, 1 FROM sessions WHERE id = $1
