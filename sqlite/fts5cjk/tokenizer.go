@@ -50,15 +50,8 @@ func NewTokenizer(name string, args ...string) (*Tokenizer, error) {
 	Register()
 	cName := C.CString(name)
 	defer C.free(unsafe.Pointer(cName))
-	cArgs := make([]*C.char, len(args)+1)
-	for i, a := range args {
-		cArgs[i] = C.CString(a)
-	}
-	defer func() {
-		for _, p := range cArgs {
-			C.free(unsafe.Pointer(p))
-		}
-	}()
+	cArgs := cStrings(args)
+	defer freeCStrings(cArgs)
 	var c *C.fts5cjk_tk
 	var stage *C.char
 	if rc := C.fts5cjk_tk_open(cName, &cArgs[0], C.int(len(args)), &c, &stage); rc != 0 {
