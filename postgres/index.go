@@ -1,0 +1,373 @@
+package postgres
+
+// What PostgreSQL stores for search, built in Go from a message's fields
+// (see DESIGN.md, "Search"). The insert path calls
+//
+//	func indexMessage(in indexInput) (indexRow, error)
+//
+// once per message and writes the row's fields into the columns of
+// migrations/0002_search.sql:
+//
+//	messages.tsv       tsvector  = indexRow.TSV      (text input form; cast with $n::tsvector)
+//	messages.doclen    integer   = indexRow.DocLen
+//	messages.tsv_cjk   tsvector  = indexRow.TSVCJK   (NULL for tool rows)
+//	messages.doclen_cjk integer  = indexRow.DocLenCJK
+//	messages.tsv_state smallint  = indexRow.State
+//	messages.trigram   boolean   = indexRow.Trigram
+//
+// The error is the tokenizer's (out of memory); indexMessage never fails
+// on the message's bytes.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
+)
+
+// PostgreSQL's tsvector limits (tsearch/ts_type.h): a lexeme is at most
+// 2046 bytes, a position at most 16383 (larger ones are silently clamped),
+// a lexeme keeps at most 256 positions (later ones are silently dropped),
+// and the lexemes and positions of one tsvector take under 1 MiB.
+const (
+	maxLexemeBytes   = 2046
+	maxPosition      = 16383
+	maxLexemePos     = 256
+	maxTSVectorBytes = 1000000 // kept under 1 MiB, with room for the headers
+)
+
+// toolPrefixChars is how much of a tool result the word index holds, in
+// characters as SQLite's substr counts them (schema/fts.sql).
+const toolPrefixChars = 8192
+
+// Index states (messages.tsv_state): whether the stored tsvectors say
+// exactly what the FTS5 indexes would.
+const (
+	// stateExact: the tsvectors answer every query as FTS5 does.
+	stateExact = 0
+	// statePositions: every lexeme is present, but positions were dropped
+	// (past 16383, or past a lexeme's 256th) or a lexeme was cut to 2046
+	// bytes: phrases may be missed or mismatched. Search finds such a row
+	// by its lexemes alone and checks it in Go.
+	statePositions = 1
+	// stateIncomplete: lexemes were dropped to keep the tsvector under
+	// 1 MiB. Search reads such a row for every query and checks it in Go.
+	stateIncomplete = 2
+)
+
+// oneCharMarker starts the marker lexemes of the word tsvector: for each
+// CJK character c of a token that sorts at or above U+1100 (every token
+// beginning with CJK), the lexeme marker+c, so a one-character CJK query
+// finds those tokens with one index lookup, as the SQLite backend reads the
+// word index's vocabulary. No token holds a control character, so a marker
+// never equals a token, and markers carry no position.
+const oneCharMarker = "\x02"
+
+// invalidByteMarker, followed by two hex digits, stands in a lexeme for a
+// byte that is not valid UTF-8 (PostgreSQL only stores valid UTF-8): one
+// way, prefixes kept, never equal to a token's own text.
+const invalidByteMarker = "\x01"
+
+// indexInput is what indexing reads of a message and its session.
+// Content, ToolName and ToolCalls are the texts exactly as the SQLite
+// backend stores them (any bytes; nil for NULL).
+type indexInput struct {
+	Role        string
+	Content     *string
+	ToolName    *string
+	ToolCalls   *string
+	Source      string  // the session's source
+	ModelConfig *string // the session's model_config
+}
+
+// indexRow is what PostgreSQL stores for a message's search.
+type indexRow struct {
+	TSV       string  // word index (unicode61): tsvector text form
+	DocLen    int     // FTS5's document length in the word index (messages_fts_docsize, all columns)
+	TSVCJK    *string // CJK bigram index (cjk_unicode61); nil for tool rows
+	DocLenCJK int     // FTS5's document length in the bigram index (0 for tool rows)
+	State     int     // stateExact, statePositions or stateIncomplete (the worse of the two tsvectors)
+	Trigram   bool    // the row belongs in the trigram index
+}
+
+var (
+	tokenizersOnce sync.Once
+	wordTok        *fts5cjk.Tokenizer
+	cjkTok         *fts5cjk.Tokenizer
+	tokenizersErr  error
+)
+
+// tokenizers returns the process's unicode61 and cjk_unicode61 tokenizers,
+// created on first use and kept for the life of the process.
+func tokenizers() (word, cjk *fts5cjk.Tokenizer, err error) {
+	tokenizersOnce.Do(func() {
+		if wordTok, tokenizersErr = fts5cjk.NewTokenizer("unicode61"); tokenizersErr != nil {
+			return
+		}
+		cjkTok, tokenizersErr = fts5cjk.NewTokenizer("cjk_unicode61")
+	})
+	return wordTok, cjkTok, tokenizersErr
+}
+
+// indexTexts are the column texts of the word, bigram and trigram indexes
+// for a message, as the SQLite backend's content views give them.
+func wordTexts(in indexInput) [3]string {
+	content := deref(in.Content)
+	if in.Role == sessiondb.RoleTool {
+		content = sqliteSubstr(content, toolPrefixChars)
+	}
+	return [3]string{content, deref(in.ToolName), deref(in.ToolCalls)}
+}
+
+func cjkTexts(in indexInput) [3]string {
+	return [3]string{deref(in.Content), deref(in.ToolName), deref(in.ToolCalls)}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// indexMessage builds what PostgreSQL stores for a message's search.
+func indexMessage(in indexInput) (indexRow, error) {
+	word, cjk, err := tokenizers()
+	if err != nil {
+		return indexRow{}, err
+	}
+	var out indexRow
+	var v tsvBuilder
+	if err := v.columns(word, wordTexts(in), true); err != nil {
+		return indexRow{}, err
+	}
+	out.TSV, out.DocLen, out.State = v.text()
+	if in.Role != sessiondb.RoleTool {
+		var c tsvBuilder
+		if err := c.columns(cjk, cjkTexts(in), false); err != nil {
+			return indexRow{}, err
+		}
+		s, n, state := c.text()
+		out.TSVCJK, out.DocLenCJK, out.State = &s, n, max(out.State, state)
+		out.Trigram = in.Source != "cron" && in.Source != "subagent" && !delegated(in.ModelConfig)
+	}
+	return out, nil
+}
+
+// delegated reports whether model_config names a delegating parent: what
+// json_extract(model_config, '$._delegate_from') IS NOT NULL says in the
+// SQLite trigram view (invalid JSON counts as an empty object; the first
+// of repeated keys wins, as in SQLite).
+func delegated(modelConfig *string) bool {
+	if modelConfig == nil || !json.Valid([]byte(*modelConfig)) {
+		return false
+	}
+	dec := json.NewDecoder(strings.NewReader(*modelConfig))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return false
+		}
+		if k == "_delegate_from" {
+			return !bytes.Equal(bytes.TrimSpace(v), []byte("null"))
+		}
+	}
+	return false
+}
+
+// sqliteSubstr is SQLite's substr(s, 1, n) on a TEXT value: n characters,
+// a character being a byte and the continuation bytes (10xxxxxx) after a
+// byte ≥ 0xC0, and the text ending at its first NUL byte.
+func sqliteSubstr(s string, n int) string {
+	i := 0
+	for ; i < len(s) && s[i] != 0 && n > 0; n-- {
+		c := s[i]
+		i++
+		if c >= 0xC0 {
+			for i < len(s) && s[i]&0xC0 == 0x80 {
+				i++
+			}
+		}
+	}
+	return s[:i]
+}
+
+// tsvBuilder collects the lexemes of one tsvector with their positions.
+type tsvBuilder struct {
+	pos     map[string][]int // lexeme → positions (ascending, 1-based)
+	order   []string         // lexemes in first-seen order
+	doclen  int
+	state   int
+	markers map[string]bool
+}
+
+// columns adds the tokens of the texts, column after column: FTS5
+// position p of column c becomes base(c)+p+1, each column's base leaving
+// one unused position after the previous column, so a phrase (<->) never
+// spans two columns. With markers, the one-character markers are added.
+func (b *tsvBuilder) columns(tok *fts5cjk.Tokenizer, texts [3]string, markers bool) error {
+	b.pos = map[string][]int{}
+	base := 0
+	var toks []fts5cjk.Token
+	for _, text := range texts {
+		var err error
+		if toks, err = tok.AppendTokens(toks[:0], text); err != nil {
+			return fmt.Errorf("index message: %w", err)
+		}
+		p := -1
+		for _, t := range toks {
+			if !t.Colocated || p < 0 {
+				p++
+			}
+			lex, cut := lexeme(t.Text)
+			if cut {
+				b.state = max(b.state, statePositions) // another long token may share it
+			}
+			list, seen := b.pos[lex]
+			if !seen {
+				b.order = append(b.order, lex)
+			}
+			switch at := base + p + 1; {
+			case at > maxPosition || len(list) == maxLexemePos:
+				b.state = max(b.state, statePositions)
+				if !seen {
+					b.pos[lex] = nil
+				}
+			case len(list) == 0 || list[len(list)-1] != at:
+				b.pos[lex] = append(list, at)
+			}
+			if markers && t.Text >= "\u1100" {
+				b.mark(t.Text)
+			}
+		}
+		b.doclen += p + 1
+		base += p + 2
+	}
+	return nil
+}
+
+// mark adds the one-character markers of token's CJK characters.
+func (b *tsvBuilder) mark(token string) {
+	for _, r := range token {
+		if fts5cjk.IsCJK(r) {
+			if b.markers == nil {
+				b.markers = map[string]bool{}
+			}
+			b.markers[oneCharMarker+string(r)] = true
+		}
+	}
+}
+
+// text returns the tsvector's text input form, the document length and
+// the state, dropping positions, then lexemes, past the size limit.
+func (b *tsvBuilder) text() (string, int, int) {
+	for m := range b.markers {
+		if _, ok := b.pos[m]; !ok {
+			b.pos[m] = nil
+			b.order = append(b.order, m)
+		}
+	}
+	size := 0
+	for _, lex := range b.order {
+		size += tsvEntrySize(lex, len(b.pos[lex]))
+	}
+	if size > maxTSVectorBytes {
+		// Positions go first, from the lexemes seen last; then lexemes.
+		b.state = max(b.state, statePositions)
+		for i := len(b.order) - 1; i >= 0 && size > maxTSVectorBytes; i-- {
+			lex := b.order[i]
+			size += tsvEntrySize(lex, 0) - tsvEntrySize(lex, len(b.pos[lex]))
+			b.pos[lex] = nil
+		}
+		for size > maxTSVectorBytes {
+			lex := b.order[len(b.order)-1]
+			b.order = b.order[:len(b.order)-1]
+			size -= tsvEntrySize(lex, 0)
+			delete(b.pos, lex)
+			b.state = stateIncomplete
+		}
+	}
+	sort.Strings(b.order)
+	var s strings.Builder
+	s.Grow(size + 2*len(b.order))
+	for i, lex := range b.order {
+		if i > 0 {
+			s.WriteByte(' ')
+		}
+		writeQuoted(&s, lex)
+		for j, p := range b.pos[lex] {
+			if j == 0 {
+				s.WriteByte(':')
+			} else {
+				s.WriteByte(',')
+			}
+			s.WriteString(strconv.Itoa(p))
+		}
+	}
+	return s.String(), b.doclen, b.state
+}
+
+// tsvEntrySize bounds what a lexeme with n positions takes in a tsvector:
+// its entry, its bytes (aligned) and its positions.
+func tsvEntrySize(lex string, n int) int {
+	size := 4 + len(lex)
+	if n > 0 {
+		size += 1 + 2 + 2*n
+	}
+	return size
+}
+
+// writeQuoted writes lex as a quoted lexeme of tsvector (or tsquery) text
+// input: quotes doubled, backslashes escaped.
+func writeQuoted(s *strings.Builder, lex string) {
+	s.WriteByte('\'')
+	for i := 0; i < len(lex); i++ {
+		switch c := lex[i]; c {
+		case '\'':
+			s.WriteString("''")
+		case '\\':
+			s.WriteString(`\\`)
+		default:
+			s.WriteByte(c)
+		}
+	}
+	s.WriteByte('\'')
+}
+
+// lexeme is the PostgreSQL lexeme standing for an FTS5 token: bytes that
+// are not valid UTF-8 become invalidByteMarker and two hex digits, and the
+// result is cut, at a character boundary, to maxLexemeBytes (cut reports
+// it). The query side maps its tokens the same way; both keep prefixes.
+func lexeme(token string) (lex string, cut bool) {
+	if len(token) <= maxLexemeBytes && utf8.ValidString(token) {
+		return token, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(token); {
+		r, n := utf8.DecodeRuneInString(token[i:])
+		piece := token[i : i+n]
+		if r == utf8.RuneError && n == 1 {
+			piece = fmt.Sprintf("%s%02x", invalidByteMarker, token[i])
+		}
+		if b.Len()+len(piece) > maxLexemeBytes {
+			return b.String(), true
+		}
+		b.WriteString(piece)
+		i += n
+	}
+	return b.String(), false
+}
