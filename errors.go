@@ -8,14 +8,15 @@ import (
 // Error codes. Every error a Store returns carries one of them, so callers
 // (the CLI, later an HTTP layer) can map failures without parsing text.
 const (
-	ECONFLICT = "conflict"   // the request clashes with existing state (duplicate title, closed session)
-	EINVALID  = "invalid"    // the input is malformed or out of range
-	ENOTFOUND = "not_found"  // the session or message does not exist
-	EBUSY     = "busy"       // another process held the write lock for the whole retry budget
-	ECORRUPT  = "corrupt"    // the database file is damaged
-	EPERM     = "permission" // the file, its directory or its file system refuses the access (permissions, a read-only mount), or the handle is read-only
-	ETIMEOUT  = "timeout"    // the operation outlived its time budget (the context's deadline) and was stopped
-	EINTERNAL = "internal"   // anything else: a bug, an I/O error, an unexpected driver error
+	ECONFLICT    = "conflict"    // the request clashes with existing state (duplicate title, closed session)
+	EINVALID     = "invalid"     // the input is malformed or out of range
+	ENOTFOUND    = "not_found"   // the session or message does not exist
+	EBUSY        = "busy"        // another process held the write lock for the whole retry budget
+	ECORRUPT     = "corrupt"     // the database file is damaged
+	EPERM        = "permission"  // the file, its directory or its file system refuses the access (permissions, a read-only mount), or the handle is read-only
+	ETIMEOUT     = "timeout"     // the operation outlived its time budget (the context's deadline) and was stopped
+	EUNAVAILABLE = "unavailable" // the database server cannot be reached or refuses the session (address, credentials, missing extension)
+	EINTERNAL    = "internal"    // anything else: a bug, an I/O error, an unexpected driver error
 )
 
 // Error is the error type of the sessiondb domain. Code is one of the E*

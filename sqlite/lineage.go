@@ -74,7 +74,7 @@ func childKind(parent, config, parentEnd sql.NullString) string {
 		return "delegate"
 	case mc["_branched_from"] != nil || parentEnd.String == "branched":
 		return "branch"
-	case mc["_reset_from"] != nil || resetEndReasons[parentEnd.String]:
+	case mc["_reset_from"] != nil || sessiondb.ResetEndReasons[parentEnd.String]:
 		return "reset"
 	case parentEnd.String == sessiondb.EndReasonCompression:
 		return "compression"

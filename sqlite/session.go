@@ -2,10 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,21 +50,8 @@ func scanSession(row scanner) (*sessiondb.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.ModelConfig != nil {
-		var mc map[string]any
-		if json.Unmarshal([]byte(*s.ModelConfig), &mc) == nil {
-			s.ResetFrom = stringField(mc, "_reset_from")
-			s.BranchedFrom = stringField(mc, "_branched_from")
-		}
-	}
+	s.ResetFrom, s.BranchedFrom = sessiondb.ModelConfigMarkers(s.ModelConfig)
 	return &s, nil
-}
-
-func stringField(m map[string]any, key string) *string {
-	if v, ok := m[key].(string); ok {
-		return &v
-	}
-	return nil
 }
 
 // Session returns one session, its system prompt resolved from
@@ -103,16 +87,8 @@ func (db *DB) CreateSession(ctx context.Context, ns sessiondb.NewSession) (strin
 	if ns.ID == "" {
 		ns.ID = sessiondb.NewSessionID(db.now())
 	}
-	if ns.Source == "" {
-		return "", sessiondb.Errorf(sessiondb.EINVALID, "create session %q: a source is required (cli, telegram, …)", ns.ID)
-	}
-	for _, f := range []struct{ name, text string }{{"model_config", ns.ModelConfig}, {"origin_json", ns.OriginJSON}} {
-		if err := sessiondb.CheckJSONDepth(f.name, f.text); err != nil {
-			return "", sessiondb.Errorf(sessiondb.EINVALID, "create session %q: %s", ns.ID, err)
-		}
-	}
-	if ns.ModelConfig != "" && !json.Valid([]byte(ns.ModelConfig)) {
-		return "", sessiondb.Errorf(sessiondb.EINVALID, "create session %q: model_config is not valid JSON", ns.ID)
+	if err := sessiondb.CheckNewSession(ns); err != nil {
+		return "", err
 	}
 	started := ns.StartedAt
 	if started == 0 {
@@ -152,7 +128,7 @@ func createSession(ctx context.Context, tx *sql.Tx, ns sessiondb.NewSession, sta
 		fill(&ns.Cwd, p.cwd)
 		fill(&ns.GitRepoRoot, p.repo)
 		fill(&gitBranch, p.branch)
-		if sameAgentNamespace(ns.SessionKey, p.sessionKey.String) {
+		if sessiondb.SameAgentNamespace(ns.SessionKey, p.sessionKey.String) {
 			fill(&ns.ProfileName, p.profile)
 		}
 		if p.endReason.String == sessiondb.EndReasonCompression {
@@ -202,26 +178,10 @@ func createSession(ctx context.Context, tx *sql.Tx, ns sessiondb.NewSession, sta
 	return err
 }
 
-// sameAgentNamespace reports whether two session keys agree on their
-// "agent:<ns>:" namespace (keys without one agree with anything).
-func sameAgentNamespace(a, b string) bool {
-	ns := func(k string) string {
-		rest, ok := strings.CutPrefix(k, "agent:")
-		if !ok {
-			return ""
-		}
-		name, _, _ := strings.Cut(rest, ":")
-		return name
-	}
-	x, y := ns(a), ns(b)
-	return x == "" || y == "" || x == y
-}
-
 // storePrompt stores prompt once in system_prompts and returns its hash.
 func storePrompt(ctx context.Context, tx *sql.Tx, prompt string) (string, error) {
 	prompt = sessiondb.ScrubText(prompt)
-	sum := sha256.Sum256([]byte(prompt))
-	h := hex.EncodeToString(sum[:])
+	h := sessiondb.PromptHash(prompt)
 	_, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO system_prompts (hash, prompt) VALUES (?, ?)", h, prompt)
 	return h, err
 }
@@ -243,13 +203,6 @@ func (db *DB) EnsureSession(ctx context.Context, id, source, model string) (stri
 	return id, err
 }
 
-// resetEndReasons start a new conversation on the same routing key; ending a
-// session with one bumps the key's conversation generation.
-var resetEndReasons = map[string]bool{
-	"session_reset": true, "session_switch": true, "idle": true,
-	"daily": true, "suspended": true, "resume_pending_expired": true,
-}
-
 // EndSession stamps ended_at and end_reason. The first reason wins: ending
 // an ended session changes nothing.
 func (db *DB) EndSession(ctx context.Context, id, reason string) error {
@@ -265,7 +218,7 @@ func (db *DB) EndSession(ctx context.Context, id, reason string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return mustExist(ctx, tx, id)
 		}
-		if resetEndReasons[reason] {
+		if sessiondb.ResetEndReasons[reason] {
 			_, err = tx.ExecContext(ctx, `INSERT INTO conversation_generations (source, session_key, generation)
 				SELECT source, session_key, 1 FROM sessions WHERE id = ? AND COALESCE(session_key, '') <> ''
 				ON CONFLICT(source, session_key) DO UPDATE SET generation = generation + 1`, id)
