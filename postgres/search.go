@@ -1,0 +1,543 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
+)
+
+// Search finds messages with the SQLite backend's query language, routing
+// and match sets (see DESIGN.md, "Search"): the query is sanitised, then
+// answered from the word tsvector, or for CJK text from the bigram
+// tsvector, the trigram (pg_trgm) index or a substring scan; tool-role and
+// reasoning searches use a boolean LIKE scan; a Latin query with no hit
+// retries the bigram and trigram indexes.
+//
+// A query with more than sessiondb.MaxQueryTerms terms is refused with
+// EINVALID. The search runs under ctx's deadline: past it the statement is
+// cancelled and the error is ETIMEOUT.
+func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOptions) ([]sessiondb.SearchHit, error) {
+	start := time.Now()
+	fields, err := sessiondb.CheckSearchFields(o.Fields)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(query) == "" {
+		return []sessiondb.SearchHit{}, nil
+	}
+	q := sessiondb.SanitizeQuery(query)
+	if q == "" {
+		return []sessiondb.SearchHit{}, nil
+	}
+	if err := sessiondb.CheckQueryTerms(q); err != nil {
+		return nil, err
+	}
+	if o.Limit <= 0 {
+		o.Limit = sessiondb.DefaultSearchLimit
+	}
+	o.Offset = max(o.Offset, 0)
+	s := &searcher{db: db, o: o}
+	hits, err := s.run(ctx, q)
+	if err != nil {
+		return nil, db.searchErr(ctx, start, "search", err)
+	}
+	if fields == nil || contains(fields, "context") {
+		if err := db.addContext(ctx, hits); err != nil {
+			return nil, db.searchErr(ctx, start, "search context", err)
+		}
+	}
+	if hits == nil {
+		hits = []sessiondb.SearchHit{}
+	}
+	return hits, nil
+}
+
+func (db *DB) searchErr(ctx context.Context, start time.Time, op string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return sessiondb.SearchTimeout(ctx, start, op)
+	}
+	return db.mapErr(op, err)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// searchIndex is one of the three FTS5 indexes as PostgreSQL holds it.
+type searchIndex struct {
+	name   string // for errors
+	column string // the tsvector column; "" for the trigram index
+	tok    func() (*fts5cjk.Tokenizer, error)
+	texts  func(role string, content, toolName, toolCalls *string) []*string
+}
+
+var (
+	trigramOnce sync.Once
+	trigramTok  *fts5cjk.Tokenizer
+	trigramErr  error
+)
+
+var (
+	wordIndex = &searchIndex{name: "word", column: "tsv",
+		tok: func() (*fts5cjk.Tokenizer, error) { w, _, err := tokenizers(); return w, err },
+		texts: func(role string, content, toolName, toolCalls *string) []*string {
+			if role == sessiondb.RoleTool {
+				c := sqliteSubstr(deref(content), toolPrefixChars)
+				content = &c
+			}
+			return []*string{content, toolName, toolCalls}
+		}}
+	cjkIndex = &searchIndex{name: "cjk", column: "tsv_cjk",
+		tok: func() (*fts5cjk.Tokenizer, error) { _, c, err := tokenizers(); return c, err },
+		texts: func(_ string, content, toolName, toolCalls *string) []*string {
+			return []*string{content, toolName, toolCalls}
+		}}
+	trigramIndex = &searchIndex{name: "trigram",
+		tok: func() (*fts5cjk.Tokenizer, error) {
+			trigramOnce.Do(func() { trigramTok, trigramErr = fts5cjk.NewTokenizer("trigram") })
+			return trigramTok, trigramErr
+		},
+		texts: func(_ string, content, toolName, _ *string) []*string {
+			return []*string{content, toolName}
+		}}
+)
+
+type searcher struct {
+	db *DB
+	o  sessiondb.SearchOptions
+}
+
+func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
+	if s.o.IncludeReasoning || contains(s.o.Roles, sessiondb.RoleTool) {
+		return s.likeBoolean(ctx, q)
+	}
+	cjk := sessiondb.ContainsCJK(q)
+	var hits []sessiondb.SearchHit
+	var err error
+	if cjk {
+		hits, err = s.cjk(ctx, q)
+	} else {
+		hits, err = s.match(ctx, wordIndex, q)
+	}
+	if err != nil || len(hits) > 0 || cjk {
+		return hits, err
+	}
+	// Latin glued to CJK ("youer" in "修改youer服务端") is one unicode61
+	// token; the bigram and trigram indexes split it.
+	fb := sessiondb.QuoteTokens(strings.TrimSpace(strings.Trim(q, `"`)))
+	if hits, err = s.match(ctx, cjkIndex, fb); err != nil || len(hits) > 0 {
+		return hits, err
+	}
+	if sessiondb.TrigramEligible(q) {
+		return s.match(ctx, trigramIndex, fb)
+	}
+	return nil, nil
+}
+
+// wantsUnindexed reports whether the caller asks for rows the CJK and
+// trigram indexes leave out (tool rows, cron and subagent sessions).
+func (s *searcher) wantsUnindexed() bool {
+	return contains(s.o.Roles, sessiondb.RoleTool) || contains(s.o.Sources, "cron") || contains(s.o.Sources, "subagent")
+}
+
+// cjk routes a query holding CJK text as the SQLite backend does.
+func (s *searcher) cjk(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
+	raw := strings.TrimSpace(strings.Trim(q, `"`))
+	match := sessiondb.QuoteTokens(raw)
+	if strings.Contains(raw, "%") {
+		return s.likeAny(ctx, raw)
+	}
+	if !s.wantsUnindexed() {
+		if !sessiondb.HasLoneCJKRun(raw) {
+			return s.match(ctx, cjkIndex, match)
+		}
+		if c := []rune(raw); len(c) == 1 && fts5cjk.IsCJK(c[0]) {
+			return s.oneCJK(ctx, c[0])
+		}
+		if sessiondb.TrigramRouteOK(raw) {
+			return s.match(ctx, trigramIndex, match)
+		}
+	}
+	return s.likeAny(ctx, raw)
+}
+
+// hitColumns are the columns every route selects; scanHit reads them.
+const hitColumns = "m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at"
+
+// filters returns the WHERE clauses every route shares, with placeholders
+// numbered from len(args)+1, and args extended.
+func (s *searcher) filters(args []any) ([]string, []any) {
+	var where []string
+	if !s.o.IncludeInactive {
+		where = append(where, "(m.active = 1 OR m.compacted = 1)")
+	}
+	where = append(where, "COALESCE(m.display_kind, '') <> 'hidden'")
+	if s.o.Sources != nil {
+		args = append(args, texts(s.o.Sources))
+		where = append(where, "s.source = ANY($"+strconv.Itoa(len(args))+")")
+	}
+	if s.o.ExcludeSources != nil {
+		args = append(args, texts(s.o.ExcludeSources))
+		where = append(where, "s.source <> ALL($"+strconv.Itoa(len(args))+")")
+	}
+	if len(s.o.Roles) > 0 {
+		args = append(args, texts(s.o.Roles))
+		where = append(where, "m.role = ANY($"+strconv.Itoa(len(args))+")")
+	}
+	return where, args
+}
+
+func texts(vals []string) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = text(v)
+	}
+	return out
+}
+
+// arg appends v to args and returns its placeholder.
+func arg(args *[]any, v any) string {
+	*args = append(*args, v)
+	return "$" + strconv.Itoa(len(*args))
+}
+
+// row is a hit with the texts its snippet is made from.
+type row struct {
+	hit                         sessiondb.SearchHit
+	content, toolName, toolCall *string
+	state                       int
+}
+
+func scanRows(rows pgx.Rows, withTexts bool) ([]row, error) {
+	defer rows.Close()
+	var out []row
+	for rows.Next() {
+		var r row
+		h := &r.hit
+		dest := []any{&h.ID, &h.SessionID, &h.Role, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted}
+		if withTexts {
+			dest = append(dest, &r.content, &r.toolName, &r.toolCall, &r.state)
+		} else {
+			dest = append(dest, &h.Snippet)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		h.SessionID, h.Role, h.Source = fromPG(h.SessionID), fromPG(h.Role), fromPG(h.Source)
+		h.ToolName, h.Model, h.Snippet = fromPGPtr(h.ToolName), fromPGPtr(h.Model), fromPGPtr(h.Snippet)
+		r.content, r.toolName, r.toolCall = fromPGPtr(r.content), fromPGPtr(r.toolName), fromPGPtr(r.toolCall)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// match answers an FTS5 query on one index: PostgreSQL finds the rows
+// (tsquery on the tsvector, or ILIKE on the trigram index), rows with a
+// lossy tsvector are checked in Go on their tokens, and each hit's snippet
+// is made in Go. A query FTS5 could not parse finds nothing.
+func (s *searcher) match(ctx context.Context, ix *searchIndex, q string) ([]sessiondb.SearchHit, error) {
+	tok, err := ix.tok()
+	if err != nil {
+		return nil, err
+	}
+	root, phrases, ok, err := parseFTS(q, tok)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if root = simplify(root); root == eof {
+		return nil, nil
+	}
+	var args []any
+	var cond, rank string
+	check := true // rows whose state says PostgreSQL may be wrong are checked
+	if ix.column != "" {
+		tq := arg(&args, tsquery(root, false))
+		col := "m." + ix.column
+		cond = "(" + col + " @@ " + tq + "::tsquery OR m.tsv_state = 2"
+		if !exactOnLossy(root) {
+			cond += " OR (m.tsv_state = 1 AND " + col + " @@ " + arg(&args, tsquery(root, true)) + "::tsquery)"
+		}
+		cond += ")"
+		rank = "ts_rank(" + col + ", " + tq + "::tsquery, 1) DESC, m.id"
+	} else {
+		cond = "m.trigram AND " + trigramCond(root, &args)
+		rank = "m.timestamp DESC, m.id DESC"
+		check = false
+	}
+	order := rank
+	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
+	case "newest":
+		order = "m.timestamp DESC, " + rank
+	case "oldest":
+		order = "m.timestamp ASC, " + rank
+	}
+	where, args := s.filters(args)
+	stmt := "SELECT " + hitColumns + ", m.content, m.tool_name, m.tool_calls, m.tsv_state" +
+		" FROM messages m JOIN sessions s ON s.id = m.session_id WHERE " + cond + " AND " + strings.Join(where, " AND ") +
+		" ORDER BY " + order + " LIMIT "
+	want := s.o.Offset + s.o.Limit
+	for fetch := want; ; fetch *= 2 {
+		rs, err := s.db.pool.Query(ctx, stmt+strconv.Itoa(fetch), args...)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := scanRows(rs, true)
+		if err != nil {
+			return nil, err
+		}
+		var hits []sessiondb.SearchHit
+		for _, r := range rows {
+			rd, err := tokenizeRow(tok, ix.texts(r.hit.Role, r.content, r.toolName, r.toolCall))
+			if err != nil {
+				return nil, err
+			}
+			d := rd.doc()
+			if check && r.state != stateExact && !root.matches(d) {
+				continue
+			}
+			if len(hits) >= s.o.Offset {
+				r.hit.Snippet = makeSnippet(rd, instances(root, d), len(phrases))
+			}
+			hits = append(hits, r.hit)
+			if len(hits) == want {
+				break
+			}
+		}
+		if len(hits) == want || len(rows) < fetch {
+			if len(hits) <= s.o.Offset {
+				return nil, nil
+			}
+			return hits[s.o.Offset:], nil
+		}
+	}
+}
+
+// trigramCond is the SQL condition of a trigram-index query: a phrase is
+// a case-insensitive substring of content or tool_name (pg_trgm serves
+// ILIKE); a phrase under three characters finds nothing, as in FTS5.
+func trigramCond(n *qnode, args *[]any) string {
+	switch n.op {
+	case "phrase":
+		p := arg(args, "%"+escapeLike(text(n.text))+"%")
+		return "(m.content ILIKE " + p + " OR m.tool_name ILIKE " + p + ")"
+	case "AND", "OR":
+		parts := make([]string, len(n.kids))
+		for i, k := range n.kids {
+			parts[i] = trigramCond(k, args)
+		}
+		return "(" + strings.Join(parts, " "+n.op+" ") + ")"
+	case "NOT":
+		return "(" + trigramCond(n.kids[0], args) + " AND NOT " + trigramCond(n.kids[1], args) + ")"
+	}
+	return "false"
+}
+
+// likeSnippet is SQLite's substr(m.content, max(1, instr(m.content, ?) -
+// 40), 120) in characters; $n is the term.
+func likeSnippet(term string) string {
+	return "substr(m.content, greatest(1, strpos(m.content, " + term + ") - 40), 120)"
+}
+
+// asciiLower is SQLite's LIKE case folding (ASCII letters only) as SQL.
+func asciiLower(expr string) string {
+	return "translate(" + expr + ", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+}
+
+// likePattern is %term% for a LIKE against asciiLower'd text.
+func likePattern(term string) string {
+	return "%" + escapeLike(strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, text(term))) + "%"
+}
+
+// likeColumns matches a pattern against content, tool_name and tool_calls
+// with SQLite's LIKE (ASCII case folding).
+func likeColumns(p string) string {
+	var parts []string
+	for _, c := range []string{"m.content", "m.tool_name", "m.tool_calls"} {
+		parts = append(parts, asciiLower(c)+" LIKE "+p)
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// newestFirst answers the substring routes: the rows meeting cond, newest
+// first, the snippet centred on the term snippetArg.
+func (s *searcher) newestFirst(ctx context.Context, cond, snippet string, args []any, dir string) ([]sessiondb.SearchHit, error) {
+	where, args := s.filters(args)
+	stmt := "SELECT " + hitColumns + ", " + snippet + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
+		" WHERE " + cond + " AND " + strings.Join(where, " AND ") +
+		" ORDER BY m.timestamp " + dir + ", m.id " + dir + " LIMIT " + arg(&args, s.o.Limit) + " OFFSET " + arg(&args, s.o.Offset)
+	rs, err := s.db.pool.Query(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := scanRows(rs, false)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]sessiondb.SearchHit, len(rows))
+	for i, r := range rows {
+		hits[i] = r.hit
+	}
+	return hits, nil
+}
+
+// likeAny is the CJK substring scan: any token anywhere, newest first.
+func (s *searcher) likeAny(ctx context.Context, raw string) ([]sessiondb.SearchHit, error) {
+	terms := sessiondb.CapTerms(sessiondb.QueryTerms(raw))
+	if len(terms) == 0 {
+		terms = []string{raw}
+	}
+	var args []any
+	snippet := likeSnippet(arg(&args, text(terms[0])))
+	var ors []string
+	for _, t := range terms {
+		ors = append(ors, likeColumns(arg(&args, likePattern(t))))
+	}
+	return s.newestFirst(ctx, "("+strings.Join(ors, " OR ")+")", snippet, args, "DESC")
+}
+
+// oneCJK answers a query of the one CJK character c from the indexes, as
+// the SQLite backend reads their vocabularies: the word tsvector's marker
+// of c (tokens beginning with CJK that contain c) or a bigram beginning
+// with c. Two GIN lookups; newest first.
+func (s *searcher) oneCJK(ctx context.Context, c rune) ([]sessiondb.SearchHit, error) {
+	var args []any
+	ch := string(c)
+	snippet := likeSnippet(arg(&args, ch))
+	var marker, prefix strings.Builder
+	writeQuoted(&marker, oneCharMarker+ch)
+	writeQuoted(&prefix, ch)
+	prefix.WriteString(":*")
+	cond := "(m.tsv @@ " + arg(&args, marker.String()) + "::tsquery OR m.tsv_cjk @@ " + arg(&args, prefix.String()) + "::tsquery)"
+	return s.newestFirst(ctx, cond, snippet, args, "DESC")
+}
+
+// likeBoolean answers with a LIKE scan of the canonical columns (and with
+// IncludeReasoning the reasoning columns of assistant rows), keeping the
+// query's boolean shape (sessiondb.LikeGroups). Newest first ("oldest"
+// reverses).
+func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
+	groups := sessiondb.LikeGroups(q)
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	var args []any
+	snippetTerm := ""
+	var ors []string
+	for _, g := range groups {
+		var ands []string
+		for _, t := range g {
+			p := arg(&args, likePattern(t.Text))
+			clause := likeColumns(p)
+			if s.o.IncludeReasoning {
+				var rs []string
+				for _, c := range []string{"m.reasoning", "m.reasoning_content", "m.reasoning_details"} {
+					rs = append(rs, asciiLower("COALESCE("+c+", '')")+" LIKE "+p)
+				}
+				clause = "(" + clause + " OR (m.role = 'assistant' AND (" + strings.Join(rs, " OR ") + ")))"
+			}
+			if t.Not {
+				clause = "NOT COALESCE(" + clause + ", false)"
+			}
+			ands = append(ands, clause)
+			if snippetTerm == "" && !t.Not {
+				snippetTerm = t.Text
+			}
+		}
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+	}
+	dir := "DESC"
+	if strings.ToLower(strings.TrimSpace(s.o.Sort)) == "oldest" {
+		dir = "ASC"
+	}
+	st := arg(&args, text(snippetTerm))
+	snippet := likeSnippet(st)
+	if s.o.IncludeReasoning {
+		around := func(c string) string {
+			return "substr(" + c + ", greatest(1, strpos(lower(" + c + "), lower(" + st + ")) - 40), 120)"
+		}
+		pat := arg(&args, likePattern(snippetTerm))
+		var whens []string
+		for _, c := range []string{"m.content", "m.tool_name", "m.tool_calls", "m.reasoning", "m.reasoning_content", "m.reasoning_details"} {
+			whens = append(whens, "WHEN "+asciiLower(c)+" LIKE "+pat+" THEN "+around(c))
+		}
+		snippet = "COALESCE(CASE " + strings.Join(whens, " ") + " END, '')"
+	}
+	return s.newestFirst(ctx, "("+strings.Join(ors, " OR ")+")", snippet, args, dir)
+}
+
+// contextSQL selects, for each hit id of the array $1, the role and
+// content of the previous message, the hit and the next message of its
+// session by (timestamp, id). Plain text is cut to what ContextChars
+// characters can take once unescaped; encoded content is selected whole.
+var contextSQL = func() string {
+	content := func(m string) string {
+		return "CASE WHEN left(" + m + ".content, 7) = '" + escNUL + "json:' THEN " + m + ".content" +
+			" ELSE left(" + m + ".content, " + strconv.Itoa(2*sessiondb.ContextChars) + ") END"
+	}
+	return `SELECT t.id, p.role, ` + content("p") + `, t.role, ` + content("t") + `, n.role, ` + content("n") + `
+		FROM messages t
+		LEFT JOIN LATERAL (SELECT role, content FROM messages WHERE session_id = t.session_id
+			AND (timestamp, id) < (t.timestamp, t.id) ORDER BY timestamp DESC, id DESC LIMIT 1) p ON true
+		LEFT JOIN LATERAL (SELECT role, content FROM messages WHERE session_id = t.session_id
+			AND (timestamp, id) > (t.timestamp, t.id) ORDER BY timestamp, id LIMIT 1) n ON true
+		WHERE t.id = ANY($1)`
+}()
+
+// addContext fills every hit's context (previous message, the hit, next
+// message) with one query.
+func (db *DB) addContext(ctx context.Context, hits []sessiondb.SearchHit) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	index := map[int64]int{}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		index[h.ID] = i
+		ids[i] = h.ID
+		hits[i].Context = []sessiondb.ContextMessage{}
+	}
+	rows, err := db.pool.Query(ctx, contextSQL, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var roles, contents [3]*string
+		if err := rows.Scan(&id, &roles[0], &contents[0], &roles[1], &contents[1], &roles[2], &contents[2]); err != nil {
+			return err
+		}
+		h := &hits[index[id]]
+		h.Context = make([]sessiondb.ContextMessage, 0, len(roles))
+		for i, role := range roles {
+			if role == nil {
+				continue
+			}
+			var t string
+			if contents[i] != nil {
+				c := fromPG(*contents[i])
+				t = sessiondb.ContentText(sessiondb.DecodeContent(&c))
+			}
+			h.Context = append(h.Context, sessiondb.ContextMessage{Role: fromPG(*role), Content: sessiondb.ClipText(t, sessiondb.ContextChars)})
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,265 @@
+//go:build sqlite_fts5 || fts5
+
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/testenv"
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+// pair is the same corpus in a SQLite store and a PostgreSQL store.
+type pair struct {
+	lite *sqlite.DB
+	pg   *DB
+}
+
+// corpusTexts cover every query class: words, compounds, CJK of every
+// length, Korean, kana, mixed, long and repetitive texts.
+var corpusTexts = []string{
+	"Deploy the docker image to host-1.example.com with docker-compose",
+	"The chat-send feature of my-app.config.ts is ready for P2.2",
+	"我们在大别山项目里部署服务端",
+	"修改youer服务端的配置，项目进展顺利",
+	"数据库迁移完成。下一步：测试",
+	"東京の天気は晴れ、コーヒーを飲む",
+	"서울 날씨가 좋아요. 마이그레이션 완료",
+	"Agent通信 works with 通信协议 and 库",
+	"库",
+	"docker is not kubernetes; docker swarm is older",
+	"100%完成 of the 项目",
+	"naïve café résumé — diacritics",
+	"emoji 🚀 deploy now 👍",
+	"Snake_case_name and __init__ plus 3.14159",
+	"First sentence here. Second sentence: docker runs. Third one ends the text with more words to push the window beyond forty tokens so that the snippet is cut with an ellipsis at both ends of it, docker again here and there and everywhere in the text",
+	strings.Repeat("alpha beta ", 300) + "gamma delta",
+	strings.Repeat("filler ", 17000) + "needle haystack",
+	"Kubernetes pods and docker containers, docker docker docker",
+	"Prefix test: deployment deployed deploys",
+	"项目 项目 项目 大别山",
+}
+
+func newPair(t *testing.T) *pair {
+	t.Helper()
+	ctx := context.Background()
+	lite, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lite.Close() })
+	pg, err := Open(ctx, testenv.Postgres(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Close() })
+	sessions := []sessiondb.NewSession{
+		{ID: "cli1", Source: "cli", Model: "m1"},
+		{ID: "tg1", Source: "telegram", Model: "m2"},
+		{ID: "cron1", Source: "cron"},
+		{ID: "sub1", Source: "subagent"},
+		{ID: "child1", Source: "cli", ModelConfig: `{"_delegate_from": "cli1"}`},
+	}
+	for _, s := range sessions {
+		if _, err := lite.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := 1700000000.0
+	for i, text := range corpusTexts {
+		for j, s := range sessions {
+			if (i+j)%2 == 1 && j > 1 {
+				continue
+			}
+			ts++
+			m := sessiondb.NewMessage{SessionID: s.ID, Role: []string{"user", "assistant"}[(i+j)%2], Content: text, Timestamp: ts}
+			if (i+j)%5 == 0 {
+				m.Role, m.ToolName = "tool", "read_file"
+			}
+			if (i+j)%7 == 3 {
+				m.ToolCalls = []byte(`[{"function": {"name": "docker_run", "arguments": "{\"image\": \"项目\"}"}}]`)
+			}
+			if _, err := lite.AppendMessage(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	copyToPG(t, lite, pg)
+	return &pair{lite, pg}
+}
+
+// copyToPG copies the SQLite store's sessions and messages, ids kept, into
+// the PostgreSQL store with their search columns (what the insert path and
+// sync will do).
+func copyToPG(t *testing.T, lite *sqlite.DB, pg *DB) {
+	t.Helper()
+	ctx := context.Background()
+	src, err := sql.Open("sqlite3", "file:"+lite.Path()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	rows, err := src.Query(`SELECT id, source, model, model_config, started_at FROM sessions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type sess struct {
+		source string
+		config *string
+	}
+	ss := map[string]sess{}
+	for rows.Next() {
+		var id, source string
+		var model, config *string
+		var started float64
+		if err := rows.Scan(&id, &source, &model, &config, &started); err != nil {
+			t.Fatal(err)
+		}
+		ss[id] = sess{source, config}
+		if _, err := pg.pool.Exec(ctx, `INSERT INTO sessions (id, source, model, model_config, started_at) VALUES ($1, $2, $3, $4, $5)`,
+			id, source, model, config, started); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows.Close()
+	rows, err = src.Query(`SELECT id, session_id, role, content, tool_name, tool_calls, timestamp, active, compacted, display_kind FROM messages`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, active, compacted int64
+		var sid, role string
+		var content, toolName, toolCalls, kind *string
+		var ts float64
+		if err := rows.Scan(&id, &sid, &role, &content, &toolName, &toolCalls, &ts, &active, &compacted, &kind); err != nil {
+			t.Fatal(err)
+		}
+		x, err := indexMessage(indexInput{Role: role, Content: content, ToolName: toolName, ToolCalls: toolCalls,
+			Source: ss[sid].source, ModelConfig: ss[sid].config})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pgText := func(s *string) *string {
+			if s == nil {
+				return nil
+			}
+			v := toPG(*s)
+			return &v
+		}
+		if _, err := pg.pool.Exec(ctx, `INSERT INTO messages (id, session_id, role, content, tool_name, tool_calls, timestamp, active, compacted, display_kind,
+			tsv, doclen, tsv_cjk, doclen_cjk, tsv_state, trigram)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::tsvector, $12, $13::tsvector, $14, $15, $16)`,
+			id, sid, role, pgText(content), pgText(toolName), pgText(toolCalls), ts, active, compacted, kind,
+			x.TSV, x.DocLen, x.TSVCJK, x.DocLenCJK, x.State, x.Trigram); err != nil {
+			t.Fatalf("insert message %d: %v", id, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(hits []sessiondb.SearchHit) []int64 {
+	out := make([]int64, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+func sorted(a []int64) []int64 {
+	b := append([]int64(nil), a...)
+	sort.Slice(b, func(i, j int) bool { return b[i] < b[j] })
+	return b
+}
+
+// TestSearchMatchesSQLite compares the hits of both backends on the same
+// corpus: the match set of every query class, the order where both promise
+// the same (time sorts, the substring routes), snippets and context.
+func TestSearchMatchesSQLite(t *testing.T) {
+	p := newPair(t)
+	ctx := context.Background()
+	queries := []string{
+		"docker", "Docker", "docker kubernetes", "docker OR kubernetes", "docker NOT swarm", "docker NOT kubernetes",
+		`"docker swarm"`, `"swarm docker"`, "deploy*", "dep*", "chat-send", "my-app.config.ts", "P2.2", "host-1.example.com",
+		"cafe", "naïve", "snake_case_name", "__init__", "3.14159", "🚀", "needle", `"filler needle"`, `"needle haystack"`,
+		`"gamma delta"`, `"beta alpha"`, "alpha NOT gamma", "youer", "项目", "大别山项目", "大别山", "服务端", "库", "通", "信",
+		"東京の天気", "天気", "서울", "마이그레이션", "서", "Agent通信", "通信", "100%完成", "项目 docker", "docker 项目",
+		"项目 OR 서울", "项目 NOT 大别山", "sentence docker", "nothingmatches", "the", "a", "image", "read_file", "docker_run",
+		"kubern*", "\"kubernetes pods\"", "pods AND containers", "docker AND NOT", "NOT docker", "完成", "下一步", "测试",
+	}
+	opts := []sessiondb.SearchOptions{
+		{Limit: 1000},
+		{Limit: 1000, Sources: []string{"cli"}},
+		{Limit: 1000, ExcludeSources: []string{"cli"}},
+		{Limit: 1000, Sources: []string{"cron", "subagent"}},
+		{Limit: 1000, Roles: []string{"assistant"}},
+		{Limit: 1000, Roles: []string{"tool"}},
+		{Limit: 1000, Sort: "newest"},
+		{Limit: 1000, Sort: "oldest"},
+		{Limit: 3, Offset: 2, Sort: "newest"},
+		{Limit: 1000, IncludeReasoning: true},
+	}
+	total, empty := 0, 0
+	defer func() {
+		if total < 1000 || empty > len(queries)*len(opts)/2 {
+			t.Errorf("the corpus proves little: %d hits in all, %d empty answers", total, empty)
+		}
+	}()
+	var lossy int
+	if err := p.pg.pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE tsv_state = 1").Scan(&lossy); err != nil || lossy == 0 {
+		t.Errorf("no row with lossy positions (%v)", err)
+	}
+	for _, q := range queries {
+		for oi, o := range opts {
+			name := fmt.Sprintf("%s/%d", q, oi)
+			want, werr := p.lite.Search(ctx, q, o)
+			got, gerr := p.pg.Search(ctx, q, o)
+			if (werr == nil) != (gerr == nil) {
+				t.Errorf("%s: SQLite error %v, PostgreSQL error %v", name, werr, gerr)
+				continue
+			}
+			w, g := ids(want), ids(got)
+			total += len(w)
+			if len(w) == 0 {
+				empty++
+			}
+			if o.Sort == "" && o.Offset == 0 {
+				w, g = sorted(w), sorted(g)
+			}
+			if !reflect.DeepEqual(w, g) {
+				t.Errorf("%s: SQLite finds %d %v, PostgreSQL %d %v", name, len(w), w, len(g), g)
+				continue
+			}
+			snip := map[int64]string{}
+			for _, h := range want {
+				if h.Snippet != nil {
+					snip[h.ID] = *h.Snippet
+				}
+			}
+			for _, h := range got {
+				s := ""
+				if h.Snippet != nil {
+					s = *h.Snippet
+				}
+				if s != snip[h.ID] {
+					t.Errorf("%s: hit %d snippet\n SQLite     %q\n PostgreSQL %q", name, h.ID, snip[h.ID], s)
+				}
+			}
+			for i := range got {
+				if !reflect.DeepEqual(got[i].Context, want[i].Context) && o.Sort != "" {
+					t.Errorf("%s: hit %d context differs", name, got[i].ID)
+				}
+			}
+		}
+	}
+}
