@@ -134,3 +134,42 @@ func SearchTimeout(ctx context.Context, start time.Time, op string) *Error {
 	return &Error{Code: ETIMEOUT, Err: context.DeadlineExceeded, Message: op + " took longer than " + took +
 		" and was stopped; narrow the query: fewer OR alternatives, longer prefixes than a*, fewer words in a phrase, or only some sources or roles"}
 }
+
+// PrepareSearch does what every backend's Search does first: it checks
+// o.Fields (returned in canonical order, nil for all), sanitises the query
+// (q is "" when there is nothing to search: no hits), refuses one of more
+// than MaxQueryTerms terms, and fills in the default Limit and a
+// non-negative Offset.
+func PrepareSearch(query string, o SearchOptions) (q string, fields []string, _ SearchOptions, err error) {
+	if fields, err = CheckSearchFields(o.Fields); err != nil {
+		return "", nil, o, err
+	}
+	if strings.TrimSpace(query) == "" {
+		return "", fields, o, nil
+	}
+	if q = SanitizeQuery(query); q == "" {
+		return "", fields, o, nil
+	}
+	if err := CheckQueryTerms(q); err != nil {
+		return "", nil, o, err
+	}
+	if o.Limit <= 0 {
+		o.Limit = DefaultSearchLimit
+	}
+	o.Offset = max(o.Offset, 0)
+	return q, fields, o, nil
+}
+
+// WantsContext reports whether fields (CheckSearchFields' result) asks
+// for the hits' context.
+func WantsContext(fields []string) bool {
+	if fields == nil {
+		return true
+	}
+	for _, f := range fields {
+		if f == "context" {
+			return true
+		}
+	}
+	return false
+}

@@ -26,30 +26,19 @@ import (
 // cancelled and the error is ETIMEOUT.
 func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOptions) ([]sessiondb.SearchHit, error) {
 	start := time.Now()
-	fields, err := sessiondb.CheckSearchFields(o.Fields)
+	q, fields, o, err := sessiondb.PrepareSearch(query, o)
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(query) == "" {
-		return []sessiondb.SearchHit{}, nil
-	}
-	q := sessiondb.SanitizeQuery(query)
 	if q == "" {
 		return []sessiondb.SearchHit{}, nil
 	}
-	if err := sessiondb.CheckQueryTerms(q); err != nil {
-		return nil, err
-	}
-	if o.Limit <= 0 {
-		o.Limit = sessiondb.DefaultSearchLimit
-	}
-	o.Offset = max(o.Offset, 0)
 	s := &searcher{db: db, o: o}
 	hits, err := s.run(ctx, q)
 	if err != nil {
 		return nil, db.searchErr(ctx, start, "search", err)
 	}
-	if fields == nil || contains(fields, "context") {
+	if sessiondb.WantsContext(fields) {
 		if err := db.addContext(ctx, hits); err != nil {
 			return nil, db.searchErr(ctx, start, "search context", err)
 		}
