@@ -93,15 +93,27 @@ func loadWorkload(tb testing.TB, db *DB, messages int) {
 // workload and reports p50/p95 per query class; it logs the plan of the
 // one-character CJK query.
 //
-//	go test -tags sqlite_fts5 -run '^$' -bench BenchmarkSearch -benchtime 200x ./postgres/
+//	go test -tags sqlite_fts5 -run '^$' -bench BenchmarkSearch -benchtime 50x ./postgres/
+//
+// SESSIONDB_BENCH_POSTGRES names a database to load once and keep.
 func BenchmarkSearch(b *testing.B) {
-	db, err := Open(context.Background(), testenv.Postgres(b), Options{})
+	ctx := context.Background()
+	url := os.Getenv("SESSIONDB_BENCH_POSTGRES") // a database kept between runs
+	if url == "" {
+		url = testenv.Postgres(b)
+	}
+	db, err := Open(ctx, url, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	loadWorkload(b, db, benchMessages())
-	ctx := context.Background()
+	var have int
+	if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM messages").Scan(&have); err != nil {
+		b.Fatal(err)
+	}
+	if have == 0 {
+		loadWorkload(b, db, benchMessages())
+	}
 	for _, c := range []struct{ name, query string }{
 		{"frequent_word", "docker"},
 		{"cjk_2char", "项目"},
