@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/internal/testenv"
@@ -261,5 +262,64 @@ func TestSearchMatchesSQLite(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSearchHostileQueries: input that is tsquery or SQL syntax, broken
+// text and extremes never make PostgreSQL fail, and find what SQLite finds.
+func TestSearchHostileQueries(t *testing.T) {
+	p := newPair(t)
+	ctx := context.Background()
+	queries := []string{
+		`'`, `\`, `docker:*`, `!docker`, `docker & kubernetes`, `docker | swarm`, `docker <-> swarm`, `docker <2> swarm`,
+		`"" ""`, `""`, `NEAR(docker swarm)`, `docker:1`, `'docker'`, `'; DROP TABLE messages; --`, `$1`, `项'目`, `项\目`,
+		"docker\x00swarm", "dock\xffer", `%`, `_`, `%_%`, `docker%`, `项目%`, `*`, `**docker`, `docker**`, `"docker`,
+		`AND`, `OR OR OR`, `NOT NOT docker`, `docker AND AND swarm`, `(docker OR swarm) AND NOT kubernetes`,
+		strings.Repeat("docker ", 40), strings.Repeat("项目", 3000), strings.Repeat("x", 5000), "\u200b\ufeff", "e\u0301",
+	}
+	for _, q := range queries {
+		for _, o := range []sessiondb.SearchOptions{{Limit: 1000}, {Limit: 1000, Roles: []string{"tool"}}, {Limit: 1000, Sort: "newest"}} {
+			want, werr := p.lite.Search(ctx, q, o)
+			got, gerr := p.pg.Search(ctx, q, o)
+			if gerr != nil && !(sessiondb.ErrorCode(gerr) == sessiondb.EINVALID) {
+				t.Errorf("%.40q %+v: %v", q, o, gerr)
+				continue
+			}
+			if (werr == nil) != (gerr == nil) {
+				t.Errorf("%.40q: SQLite error %v, PostgreSQL error %v", q, werr, gerr)
+				continue
+			}
+			if w, g := sorted(ids(want)), sorted(ids(got)); !reflect.DeepEqual(w, g) {
+				t.Errorf("%.40q %+v: SQLite finds %v, PostgreSQL %v", q, o, w, g)
+			}
+		}
+	}
+}
+
+func TestSearchLimits(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, testenv.Postgres(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	many := make([]string, sessiondb.MaxQueryTerms+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("w%d", i)
+	}
+	if _, err := db.Search(ctx, strings.Join(many, " OR "), sessiondb.SearchOptions{}); !(sessiondb.ErrorCode(err) == sessiondb.EINVALID) {
+		t.Errorf("%d terms: %v, want EINVALID", len(many), err)
+	}
+	if _, err := db.Search(ctx, "docker", sessiondb.SearchOptions{Fields: []string{"nope"}}); !(sessiondb.ErrorCode(err) == sessiondb.EINVALID) {
+		t.Errorf("unknown field: %v, want EINVALID", err)
+	}
+	past, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := db.Search(past, "docker", sessiondb.SearchOptions{}); !(sessiondb.ErrorCode(err) == sessiondb.ETIMEOUT) {
+		t.Errorf("past the deadline: %v, want ETIMEOUT", err)
+	}
+	hits, err := db.Search(ctx, "   ", sessiondb.SearchOptions{})
+	if err != nil || hits == nil || len(hits) != 0 {
+		t.Errorf("blank query: %v, %v; want an empty list", hits, err)
 	}
 }

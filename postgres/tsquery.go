@@ -20,6 +20,7 @@ type qnode struct {
 	tokens []string // phrase: its tokens as FTS5 has them
 	prefix bool     // phrase: the last token is a prefix
 	index  int      // phrase: its number in the query (FTS5's iPhrase)
+	adj    bool     // AND: of adjacent phrases (implicit), not of the AND operator
 	kids   []*qnode
 }
 
@@ -149,12 +150,13 @@ func and(seq []*qnode) *qnode {
 	if len(seq) == 1 {
 		return seq[0]
 	}
-	return &qnode{op: "AND", kids: seq}
+	return &qnode{op: "AND", adj: true, kids: seq}
 }
 
 // simplify folds the phrases without tokens as FTS5 does: such a phrase
-// matches nothing, so an AND holding one matches nothing, an OR drops it,
-// "x NOT nothing" is x and "nothing NOT x" nothing.
+// matches nothing, so an AND operator holding one matches nothing, an OR
+// drops it, "x NOT nothing" is x and "nothing NOT x" nothing; among
+// adjacent phrases (an implicit AND) it is dropped, unless all are empty.
 func simplify(n *qnode) *qnode {
 	switch n.op {
 	case "phrase":
@@ -166,12 +168,21 @@ func simplify(n *qnode) *qnode {
 		kids := make([]*qnode, 0, len(n.kids))
 		for _, k := range n.kids {
 			k = simplify(k)
-			if k == eof {
+			switch {
+			case k == eof && n.adj:
+				continue
+			case k == eof:
 				return eof
 			}
 			kids = append(kids, k)
 		}
-		return &qnode{op: "AND", kids: kids}
+		switch len(kids) {
+		case 0:
+			return eof
+		case 1:
+			return kids[0]
+		}
+		return &qnode{op: "AND", adj: n.adj, kids: kids}
 	case "OR":
 		var kids []*qnode
 		for _, k := range n.kids {

@@ -40,7 +40,10 @@ func TestTSQuery(t *testing.T) {
 		{q: `"修改youer服务端"`, word: "('修改youer服务端')", onCJK: "('修改' <-> 'youer' <-> '服务' <-> '务端')"},
 		// A phrase without tokens matches nothing (FTS5's EOF node).
 		{q: `"🚀"`, word: "EOF"},
-		{q: `docker "🚀"`, word: "EOF"},
+		{q: `docker "🚀"`, word: "('docker')"}, // adjacent phrases drop an empty one
+		{q: `"🚀" docker "-" swarm`, word: "(('docker') & ('swarm'))"},
+		{q: `"🚀" "-"`, word: "EOF"},
+		{q: `docker AND "🚀"`, word: "EOF"},
 		{q: `docker OR "🚀"`, word: "('docker')"},
 		{q: `docker NOT "🚀"`, word: "('docker')"},
 		{q: `"🚀" NOT docker`, word: "EOF"},
