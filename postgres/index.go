@@ -70,6 +70,36 @@ const (
 // never equals a token, and markers carry no position.
 const oneCharMarker = "\x02"
 
+// impactMarker, two decimal digits (the tier) and a lexeme make the impact
+// markers of a tsvector: the lexeme's bm25 weight in the row (impact),
+// quantized to tiers of impactStep, for every lexeme whose impact reaches
+// minImpactTier. A one-word query ranks its matches tier by tier from the
+// highest (rankTiers in search.go) and reads only the rows of the tiers it
+// needs: GIN finds them by the marker.
+const impactMarker = "\x03"
+
+// bm25 parameters (FTS5's defaults) and the reference average document
+// length the impacts are computed with (the shared workload's is 56).
+const (
+	bm25K1        = 1.2
+	bm25B         = 0.75
+	refAvgDocLen  = 64
+	impactStep    = 0.05
+	minImpactTier = 20 // impact 1.0; the highest is 2.2 (k1+1), tier 44
+)
+
+// impact is bm25's term weight for a term occurring tf times in a document
+// of doclen tokens, without the idf: tf·(k1+1) / (tf + k1·(1 − b + b·doclen/avgdl)).
+func impact(tf, doclen int) float64 {
+	return float64(tf) * (bm25K1 + 1) / (float64(tf) + bm25K1*(1-bm25B+bm25B*float64(doclen)/refAvgDocLen))
+}
+
+// impactTier is impact's tier.
+func impactTier(tf, doclen int) int { return int(impact(tf, doclen) / impactStep) }
+
+// impactLexeme is the marker of lex in tier.
+func impactLexeme(tier int, lex string) string { return fmt.Sprintf("%s%02d%s", impactMarker, tier, lex) }
+
 // invalidByteMarker, followed by two hex digits, stands in a lexeme for a
 // byte that is not valid UTF-8 (PostgreSQL only stores valid UTF-8): one
 // way, prefixes kept, never equal to a token's own text.
@@ -209,6 +239,7 @@ func sqliteSubstr(s string, n int) string {
 // tsvBuilder collects the lexemes of one tsvector with their positions.
 type tsvBuilder struct {
 	pos     map[string][]int // lexeme → positions (ascending, 1-based)
+	tf      map[string]int   // lexeme → occurrences
 	order   []string         // lexemes in first-seen order
 	doclen  int
 	state   int
@@ -221,6 +252,7 @@ type tsvBuilder struct {
 // spans two columns. With markers, the one-character markers are added.
 func (b *tsvBuilder) columns(tok *fts5cjk.Tokenizer, texts [3]string, markers bool) error {
 	b.pos = map[string][]int{}
+	b.tf = map[string]int{}
 	base := 0
 	var toks []fts5cjk.Token
 	for _, text := range texts {
@@ -237,6 +269,7 @@ func (b *tsvBuilder) columns(tok *fts5cjk.Tokenizer, texts [3]string, markers bo
 			if cut {
 				b.state = max(b.state, statePositions) // another long token may share it
 			}
+			b.tf[lex]++
 			list, seen := b.pos[lex]
 			if !seen {
 				b.order = append(b.order, lex)
@@ -275,6 +308,14 @@ func (b *tsvBuilder) mark(token string) {
 // text returns the tsvector's text input form, the document length and
 // the state, dropping positions, then lexemes, past the size limit.
 func (b *tsvBuilder) text() (string, int, int) {
+	for lex, tf := range b.tf {
+		if tier := impactTier(tf, b.doclen); tier >= minImpactTier && len(lex)+3 <= maxLexemeBytes {
+			if b.markers == nil {
+				b.markers = map[string]bool{}
+			}
+			b.markers[impactLexeme(tier, lex)] = true
+		}
+	}
 	for m := range b.markers {
 		if _, ok := b.pos[m]; !ok {
 			b.pos[m] = nil

@@ -24,18 +24,19 @@ func mustIndex(t *testing.T, in indexInput) indexRow {
 
 func TestIndexMessageLayout(t *testing.T) {
 	x := mustIndex(t, indexInput{Role: "assistant", Content: ptr("Hello world"), ToolName: ptr("read_file"), ToolCalls: ptr("x"), Source: "cli"})
-	// Columns start one unused position after the previous one.
-	if got, want := x.TSV, "'file':5 'hello':1 'read':4 'world':2 'x':7"; got != want {
+	// Columns start one unused position after the previous one; every
+	// lexeme of a short row has an impact marker (tier 32: impact 1.6).
+	if got, want := x.TSV, "'\x0332file' '\x0332hello' '\x0332read' '\x0332world' '\x0332x' 'file':5 'hello':1 'read':4 'world':2 'x':7"; got != want {
 		t.Errorf("TSV = %s, want %s", got, want)
 	}
 	if x.DocLen != 5 || x.DocLenCJK != 5 || x.State != stateExact || !x.Trigram || x.TSVCJK == nil {
 		t.Errorf("got %+v", x)
 	}
 	x = mustIndex(t, indexInput{Role: "user", Content: ptr("数据库 Agent通信"), Source: "cli"})
-	if got, want := x.TSV, "'\x02库' '\x02据' '\x02数' 'agent通信':2 '数据库':1"; got != want {
+	if got, want := x.TSV, "'\x02库' '\x02据' '\x02数' '\x0333agent通信' '\x0333数据库' 'agent通信':2 '数据库':1"; got != want {
 		t.Errorf("markers: TSV = %q, want %q", got, want)
 	}
-	if got, want := *x.TSVCJK, "'agent':3 '据库':2 '数据':1 '通信':4"; got != want {
+	if got, want := *x.TSVCJK, "'\x0332agent' '\x0332据库' '\x0332数据' '\x0332通信' 'agent':3 '据库':2 '数据':1 '通信':4"; got != want {
 		t.Errorf("TSVCJK = %q, want %q", got, want)
 	}
 }
@@ -114,7 +115,7 @@ func TestIndexMessageLimits(t *testing.T) {
 	}
 	// unicode61 keeps the bytes of a code point past U+10FFFF in a token.
 	x := mustIndex(t, indexInput{Role: "user", Content: ptr("caf\xe9 \xf4\x90\x80\x80q"), Source: "cli"})
-	if got, want := x.TSV, "'\x01f4\x0190\x0180\x0180q':2 'caf':1"; got != want {
+	if got, want := x.TSV, "'\x01f4\x0190\x0180\x0180q':2 '\x0333\x01f4\x0190\x0180\x0180q' '\x0333caf' 'caf':1"; got != want {
 		t.Errorf("invalid UTF-8: TSV %q, want %q", got, want)
 	}
 }
@@ -138,6 +139,25 @@ func TestIndexMessageAccepted(t *testing.T) {
 		}
 		if want := strings.Count(x.TSV, " '") + 1; n != want && x.TSV != "" {
 			t.Errorf("%s: PostgreSQL holds %d lexemes, we wrote %d", name, n, want)
+		}
+	}
+}
+
+func TestImpactTiers(t *testing.T) {
+	if got := impactTier(1, 5); got != 32 {
+		t.Errorf("tier of a word once in 5 tokens = %d, want 32", got)
+	}
+	if got := impactTier(1, refAvgDocLen); got != 20 {
+		t.Errorf("tier of a word once in an average row = %d, want 20 (impact 1.0)", got)
+	}
+	if impactTier(1, 200) >= minImpactTier || impactTier(20, 200) < minImpactTier {
+		t.Error("a word once in a long row has a marker, or one repeated 20 times has none")
+	}
+	for tf := 1; tf < 50; tf++ {
+		for dl := tf; dl < 500; dl += 7 {
+			if impact(tf+1, dl+1) < impact(tf, dl) && impact(tf, dl+1) > impact(tf, dl) {
+				t.Fatalf("impact not monotonic at tf=%d dl=%d", tf, dl)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,7 +208,7 @@ func arg(args *[]any, v any) string {
 type row struct {
 	hit                         sessiondb.SearchHit
 	content, toolName, toolCall *string
-	state                       int
+	state, doclen               int
 }
 
 func scanRows(rows pgx.Rows, withTexts bool) ([]row, error) {
@@ -218,7 +219,7 @@ func scanRows(rows pgx.Rows, withTexts bool) ([]row, error) {
 		h := &r.hit
 		dest := []any{&h.ID, &h.SessionID, &h.Role, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted}
 		if withTexts {
-			dest = append(dest, &r.content, &r.toolName, &r.toolCall, &r.state)
+			dest = append(dest, &r.content, &r.toolName, &r.toolCall, &r.state, &r.doclen)
 		} else {
 			dest = append(dest, &h.Snippet)
 		}
@@ -249,9 +250,15 @@ func (s *searcher) match(ctx context.Context, ix *searchIndex, q string) ([]sess
 	if root = simplify(root); root == eof {
 		return nil, nil
 	}
+	m := &matcher{s: s, ix: ix, tok: tok, root: root, nPhrase: len(phrases)}
+	sort := strings.ToLower(strings.TrimSpace(s.o.Sort))
+	if ix.column != "" && sort != "newest" && sort != "oldest" && root.op == "phrase" && len(root.tokens) == 1 && !root.prefix {
+		if lex, cut := lexeme(root.tokens[0]); !cut && len(lex)+3 <= maxLexemeBytes {
+			return m.rankTiers(ctx, lex)
+		}
+	}
 	var args []any
 	var cond, rank string
-	check := true // rows whose state says PostgreSQL may be wrong are checked
 	if ix.column != "" {
 		tq := arg(&args, tsquery(root, false))
 		col := "m." + ix.column
@@ -264,22 +271,56 @@ func (s *searcher) match(ctx context.Context, ix *searchIndex, q string) ([]sess
 	} else {
 		cond = "m.trigram AND " + trigramCond(root, &args)
 		rank = "m.timestamp DESC, m.id DESC"
-		check = false
 	}
 	order := rank
-	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
+	switch sort {
 	case "newest":
 		order = "m.timestamp DESC, " + rank
 	case "oldest":
 		order = "m.timestamp ASC, " + rank
 	}
-	where, args := s.filters(args)
-	stmt := "SELECT " + hitColumns + ", m.content, m.tool_name, m.tool_calls, m.tsv_state" +
-		" FROM messages m JOIN sessions s ON s.id = m.session_id WHERE " + cond + " AND " + strings.Join(where, " AND ") +
-		" ORDER BY " + order + " LIMIT "
-	want := s.o.Offset + s.o.Limit
-	for fetch := want; ; fetch *= 2 {
-		rs, err := s.db.pool.Query(ctx, stmt+strconv.Itoa(fetch), args...)
+	rows, err := m.fetch(ctx, cond, order, args, s.o.Offset+s.o.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return m.page(rows), nil
+}
+
+// matcher runs one query tree on one index.
+type matcher struct {
+	s       *searcher
+	ix      *searchIndex
+	tok     *fts5cjk.Tokenizer
+	root    *qnode
+	nPhrase int
+}
+
+// found is a row that matches, with its tokens.
+type found struct {
+	row
+	rd rowDoc
+	d  doc
+}
+
+// fetch returns up to n rows meeting cond (and the search's filters) in
+// order, each tokenized; rows whose tsvector is lossy (tsv_state > 0) are
+// kept only when the query tree matches their tokens, and more are read
+// when that leaves fewer than n.
+func (m *matcher) fetch(ctx context.Context, cond, order string, args []any, n int) ([]found, error) {
+	where, args := m.s.filters(args)
+	doclen := "m.doclen"
+	if m.ix == cjkIndex {
+		doclen = "m.doclen_cjk"
+	}
+	stmt := "SELECT " + hitColumns + ", m.content, m.tool_name, m.tool_calls, m.tsv_state, " + doclen +
+		" FROM messages m JOIN sessions s ON s.id = m.session_id WHERE " + cond + " AND " + strings.Join(where, " AND ")
+	if order != "" {
+		stmt += " ORDER BY " + order
+	}
+	stmt += " LIMIT "
+	check := m.ix.column != "" // the trigram route's ILIKE is exact
+	for limit := max(n, 1); ; limit *= 2 {
+		rs, err := m.s.db.pool.Query(ctx, stmt+strconv.Itoa(limit), args...)
 		if err != nil {
 			return nil, err
 		}
@@ -287,31 +328,124 @@ func (s *searcher) match(ctx context.Context, ix *searchIndex, q string) ([]sess
 		if err != nil {
 			return nil, err
 		}
-		var hits []sessiondb.SearchHit
+		var out []found
 		for _, r := range rows {
-			rd, err := tokenizeRow(tok, ix.texts(r.hit.Role, r.content, r.toolName, r.toolCall))
+			rd, err := tokenizeRow(m.tok, m.ix.texts(r.hit.Role, r.content, r.toolName, r.toolCall))
 			if err != nil {
 				return nil, err
 			}
-			d := rd.doc()
-			if check && r.state != stateExact && !root.matches(d) {
+			f := found{row: r, rd: rd, d: rd.doc()}
+			if check && r.state != stateExact && !m.root.matches(f.d) {
 				continue
 			}
-			if len(hits) >= s.o.Offset {
-				r.hit.Snippet = makeSnippet(rd, instances(root, d), len(phrases))
-			}
-			hits = append(hits, r.hit)
-			if len(hits) == want {
+			if out = append(out, f); len(out) == n {
 				break
 			}
 		}
-		if len(hits) == want || len(rows) < fetch {
-			if len(hits) <= s.o.Offset {
-				return nil, nil
-			}
-			return hits[s.o.Offset:], nil
+		if len(out) == n || len(rows) < limit {
+			return out, nil
 		}
 	}
+}
+
+// page returns the hits of rows from the search's offset, with snippets.
+func (m *matcher) page(rows []found) []sessiondb.SearchHit {
+	if len(rows) <= m.s.o.Offset {
+		return nil
+	}
+	rows = rows[m.s.o.Offset:min(len(rows), m.s.o.Offset+m.s.o.Limit)]
+	hits := make([]sessiondb.SearchHit, len(rows))
+	for i, f := range rows {
+		hits[i] = f.hit
+		hits[i].Snippet = makeSnippet(f.rd, instances(m.root, f.d), m.nPhrase)
+	}
+	return hits
+}
+
+// rankTiers ranks the matches of a one-word query (lex) by bm25's weight
+// of the word in the row without idf, which orders one-word queries as
+// bm25 does: by impact tier (impactStep wide, refAvgDocLen for the average
+// length), then shorter rows first, then by id; rows below minImpactTier,
+// and rows whose tsvector lost lexemes, come last in the same order within.
+// A few matches are read whole and ranked in Go from their tokens; more
+// are read tier by tier from the highest, each tier found by its impact
+// markers (GIN), so a frequent word reads about a page of rows instead of
+// every match.
+func (m *matcher) rankTiers(ctx context.Context, lex string) ([]sessiondb.SearchHit, error) {
+	want := m.s.o.Offset + m.s.o.Limit
+	col := "m." + m.ix.column
+	doclen := "m.doclen"
+	if m.ix == cjkIndex {
+		doclen = "m.doclen_cjk"
+	}
+	order := doclen + ", m.id"
+	quoted := func(l string) string {
+		var b strings.Builder
+		writeQuoted(&b, l)
+		return b.String()
+	}
+	word := quoted(lex)
+	probe := max(want, 64)
+	rows, err := m.fetch(ctx, "("+col+" @@ $1::tsquery OR m.tsv_state = 2)", "", []any{word}, probe+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) <= probe {
+		tiers := make(map[int64]int, len(rows))
+		for _, f := range rows {
+			tiers[f.hit.ID] = -1
+			if f.state != stateIncomplete {
+				tf := 0
+				for _, c := range f.d {
+					for _, t := range c {
+						if l, _ := lexeme(t); l == lex {
+							tf++
+						}
+					}
+				}
+				if t := impactTier(tf, f.doclen); t >= minImpactTier {
+					tiers[f.hit.ID] = t
+				}
+			}
+		}
+		sortFound(rows, func(a, b found) bool {
+			if ta, tb := tiers[a.hit.ID], tiers[b.hit.ID]; ta != tb {
+				return ta > tb
+			}
+			if a.doclen != b.doclen {
+				return a.doclen < b.doclen
+			}
+			return a.hit.ID < b.hit.ID
+		})
+		return m.page(rows), nil
+	}
+	var all []found
+	var markers []string
+	for t := impactTier(1<<30, 0); t >= minImpactTier && len(all) < want; t-- {
+		marker := quoted(impactLexeme(t, lex))
+		markers = append(markers, marker)
+		rows, err := m.fetch(ctx, col+" @@ $1::tsquery AND m.tsv_state <> 2", order, []any{marker}, want-len(all))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rows...)
+	}
+	if len(all) < want {
+		for t := impactTier(1<<30, 0) - len(markers); t >= minImpactTier; t-- {
+			markers = append(markers, quoted(impactLexeme(t, lex)))
+		}
+		rest, err := m.fetch(ctx, "(("+col+" @@ $1::tsquery AND NOT "+col+" @@ $2::tsquery AND m.tsv_state <> 2) OR m.tsv_state = 2)",
+			order, []any{word, strings.Join(markers, " | ")}, want-len(all))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rest...)
+	}
+	return m.page(all), nil
+}
+
+func sortFound(rows []found, less func(a, b found) bool) {
+	sort.SliceStable(rows, func(i, j int) bool { return less(rows[i], rows[j]) })
 }
 
 // trigramCond is the SQL condition of a trigram-index query: a phrase is

@@ -323,3 +323,61 @@ func TestSearchLimits(t *testing.T) {
 		t.Errorf("blank query: %v, %v; want an empty list", hits, err)
 	}
 }
+
+// TestSearchRankPages: a frequent word's rank order is the same whether
+// the page is read tier by tier (small pages) or all matches are ranked at
+// once (a page as large as the match set), and it puts the rows where the
+// word weighs most first.
+func TestSearchRankPages(t *testing.T) {
+	ctx := context.Background()
+	lite, err := sqlite.Open(filepath.Join(t.TempDir(), "state.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	pg, err := Open(ctx, testenv.Postgres(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	if _, err := lite.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		text := strings.Repeat("docker ", 1+i%4) + strings.Repeat("filler words here ", i%37)
+		if i%3 == 0 {
+			text = "项目 " + text
+		}
+		if _, err := lite.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: text, Timestamp: 1.7e9 + float64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyToPG(t, lite, pg)
+	for _, q := range []string{"docker", "项目"} {
+		all, err := pg.Search(ctx, q, sessiondb.SearchOptions{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := lite.Search(ctx, q, sessiondb.SearchOptions{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != len(want) || len(all) < 100 {
+			t.Fatalf("%s: %d hits, SQLite %d", q, len(all), len(want))
+		}
+		for off := 0; off < len(all); off += 7 {
+			page, err := pg.Search(ctx, q, sessiondb.SearchOptions{Limit: 7, Offset: off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, w := ids(page), ids(all[off:min(off+7, len(all))]); !reflect.DeepEqual(got, w) {
+				t.Fatalf("%s: page at %d is %v, the whole ranking has %v", q, off, got, w)
+			}
+		}
+		// The best rows hold the word most often in the fewest tokens, as
+		// in SQLite's bm25 order: the first hits agree.
+		if all[0].ID != want[0].ID {
+			t.Errorf("%s: best hit %d, SQLite's %d", q, all[0].ID, want[0].ID)
+		}
+	}
+}
