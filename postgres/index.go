@@ -98,7 +98,9 @@ func impact(tf, doclen int) float64 {
 func impactTier(tf, doclen int) int { return int(impact(tf, doclen) / impactStep) }
 
 // impactLexeme is the marker of lex in tier.
-func impactLexeme(tier int, lex string) string { return fmt.Sprintf("%s%02d%s", impactMarker, tier, lex) }
+func impactLexeme(tier int, lex string) string {
+	return fmt.Sprintf("%s%02d%s", impactMarker, tier, lex)
+}
 
 // invalidByteMarker, followed by two hex digits, stands in a lexeme for a
 // byte that is not valid UTF-8 (PostgreSQL only stores valid UTF-8): one

@@ -385,12 +385,18 @@ func (m *matcher) rankTiers(ctx context.Context, lex string) ([]sessiondb.Search
 		return b.String()
 	}
 	word := quoted(lex)
+	// A count of the matches, stopped past probe, says which way to rank.
 	probe := max(want, 64)
-	rows, err := m.fetch(ctx, "("+col+" @@ $1::tsquery OR m.tsv_state = 2)", "", []any{word}, probe+1)
-	if err != nil {
+	var n int
+	if err := m.s.db.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE "+col+
+		" @@ $1::tsquery OR m.tsv_state = 2 LIMIT $2) c", word, probe+1).Scan(&n); err != nil {
 		return nil, err
 	}
-	if len(rows) <= probe {
+	if n <= probe {
+		rows, err := m.fetch(ctx, "("+col+" @@ $1::tsquery OR m.tsv_state = 2)", "", []any{word}, probe)
+		if err != nil {
+			return nil, err
+		}
 		tiers := make(map[int64]int, len(rows))
 		for _, f := range rows {
 			tiers[f.hit.ID] = -1
@@ -419,21 +425,33 @@ func (m *matcher) rankTiers(ctx context.Context, lex string) ([]sessiondb.Search
 		})
 		return m.page(rows), nil
 	}
+	// Tiers from the highest, where a frequent word's best rows are few:
+	// one statement a tier (the top ones, often empty, in one, a CASE
+	// telling each row's tier).
 	var all []found
 	var markers []string
-	for t := impactTier(1<<30, 0); t >= minImpactTier && len(all) < want; t-- {
-		marker := quoted(impactLexeme(t, lex))
-		markers = append(markers, marker)
-		rows, err := m.fetch(ctx, col+" @@ $1::tsquery AND m.tsv_state <> 2", order, []any{marker}, want-len(all))
+	top := impactTier(1<<30, 0)
+	for hi := top; hi >= minImpactTier && len(all) < want; {
+		lo := hi // one tier a statement, but the top ones (often empty) together
+		if hi == top {
+			lo = max(hi-5, minImpactTier)
+		}
+		var args []any
+		var whens, batch []string
+		for t := hi; t >= lo; t-- {
+			marker := quoted(impactLexeme(t, lex))
+			markers, batch = append(markers, marker), append(batch, marker)
+			whens = append(whens, "WHEN "+col+" @@ "+arg(&args, marker)+"::tsquery THEN "+strconv.Itoa(t))
+		}
+		cond := col + " @@ " + arg(&args, strings.Join(batch, " | ")) + "::tsquery AND m.tsv_state <> 2"
+		rows, err := m.fetch(ctx, cond, "CASE "+strings.Join(whens, " ")+" END DESC, "+order, args, want-len(all))
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, rows...)
+		hi = lo - 1
 	}
 	if len(all) < want {
-		for t := impactTier(1<<30, 0) - len(markers); t >= minImpactTier; t-- {
-			markers = append(markers, quoted(impactLexeme(t, lex)))
-		}
 		rest, err := m.fetch(ctx, "(("+col+" @@ $1::tsquery AND NOT "+col+" @@ $2::tsquery AND m.tsv_state <> 2) OR m.tsv_state = 2)",
 			order, []any{word, strings.Join(markers, " | ")}, want-len(all))
 		if err != nil {
@@ -548,7 +566,11 @@ func (s *searcher) oneCJK(ctx context.Context, c rune) ([]sessiondb.SearchHit, e
 	writeQuoted(&marker, oneCharMarker+ch)
 	writeQuoted(&prefix, ch)
 	prefix.WriteString(":*")
-	cond := "(m.tsv @@ " + arg(&args, marker.String()) + "::tsquery OR m.tsv_cjk @@ " + arg(&args, prefix.String()) + "::tsquery)"
+	// The rows come from the two GIN lookups (a CTE keeps the planner from
+	// walking the timestamp index instead, which for a rare character reads
+	// the whole table).
+	cond := "m.id IN (SELECT id FROM (SELECT id FROM messages WHERE tsv @@ " + arg(&args, marker.String()) +
+		"::tsquery OR tsv_cjk @@ " + arg(&args, prefix.String()) + "::tsquery OFFSET 0) c)"
 	return s.newestFirst(ctx, cond, snippet, args, "DESC")
 }
 
