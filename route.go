@@ -173,3 +173,57 @@ func WantsContext(fields []string) bool {
 	}
 	return false
 }
+
+// CJKRoute is where a query holding CJK text is answered.
+type CJKRoute int
+
+// The CJK routes, as Hermes' search_messages chooses them.
+const (
+	RouteSubstring CJKRoute = iota // a LIKE scan for any token, newest first
+	RouteBigram                    // the CJK bigram index
+	RouteOneChar                   // one CJK character: from the indexes' terms
+	RouteTrigram                   // the trigram index
+)
+
+// RouteCJK routes raw, a sanitised query holding CJK text without its
+// outer quotes: a query with % (which the tokenizers drop) goes to the
+// substring scan; with the bigram index usable, a query without a lone CJK
+// character goes to it, and a query that is one character (isCJK: one the
+// bigram tokenizer splits) to the one-character route; else, with the
+// trigram index usable, a query whose CJK tokens all have three characters
+// or more goes to it; anything else to the substring scan. An index is
+// usable when it is present and current and the search wants no row it
+// leaves out (WantsUnindexed).
+func RouteCJK(raw string, bigram, trigram bool, isCJK func(rune) bool) CJKRoute {
+	if strings.Contains(raw, "%") {
+		return RouteSubstring
+	}
+	if bigram {
+		if !HasLoneCJKRun(raw) {
+			return RouteBigram
+		}
+		if c := []rune(raw); len(c) == 1 && isCJK(c[0]) {
+			return RouteOneChar
+		}
+	}
+	if trigram && TrigramRouteOK(raw) {
+		return RouteTrigram
+	}
+	return RouteSubstring
+}
+
+// WantsUnindexed reports whether a search asks for rows the CJK and
+// trigram indexes leave out (tool rows, cron and subagent sessions).
+func WantsUnindexed(o SearchOptions) bool {
+	for _, r := range o.Roles {
+		if r == RoleTool {
+			return true
+		}
+	}
+	for _, s := range o.Sources {
+		if s == "cron" || s == "subagent" {
+			return true
+		}
+	}
+	return false
+}

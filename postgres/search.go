@@ -137,29 +137,18 @@ func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, er
 	return nil, nil
 }
 
-// wantsUnindexed reports whether the caller asks for rows the CJK and
-// trigram indexes leave out (tool rows, cron and subagent sessions).
-func (s *searcher) wantsUnindexed() bool {
-	return contains(s.o.Roles, sessiondb.RoleTool) || contains(s.o.Sources, "cron") || contains(s.o.Sources, "subagent")
-}
-
-// cjk routes a query holding CJK text as the SQLite backend does.
+// cjk routes a query holding CJK text (sessiondb.RouteCJK); PostgreSQL's
+// indexes are always current.
 func (s *searcher) cjk(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
 	raw := strings.TrimSpace(strings.Trim(q, `"`))
-	match := sessiondb.QuoteTokens(raw)
-	if strings.Contains(raw, "%") {
-		return s.likeAny(ctx, raw)
-	}
-	if !s.wantsUnindexed() {
-		if !sessiondb.HasLoneCJKRun(raw) {
-			return s.match(ctx, cjkIndex, match)
-		}
-		if c := []rune(raw); len(c) == 1 && fts5cjk.IsCJK(c[0]) {
-			return s.oneCJK(ctx, c[0])
-		}
-		if sessiondb.TrigramRouteOK(raw) {
-			return s.match(ctx, trigramIndex, match)
-		}
+	indexed := !sessiondb.WantsUnindexed(s.o)
+	switch sessiondb.RouteCJK(raw, indexed, indexed, fts5cjk.IsCJK) {
+	case sessiondb.RouteBigram:
+		return s.match(ctx, cjkIndex, sessiondb.QuoteTokens(raw))
+	case sessiondb.RouteOneChar:
+		return s.oneCJK(ctx, []rune(raw)[0])
+	case sessiondb.RouteTrigram:
+		return s.match(ctx, trigramIndex, sessiondb.QuoteTokens(raw))
 	}
 	return s.likeAny(ctx, raw)
 }
@@ -252,9 +241,9 @@ func (s *searcher) match(ctx context.Context, ix *searchIndex, q string) ([]sess
 	}
 	m := &matcher{s: s, ix: ix, tok: tok, root: root, nPhrase: len(phrases)}
 	sort := strings.ToLower(strings.TrimSpace(s.o.Sort))
-	if ix.column != "" && sort != "newest" && sort != "oldest" && root.op == "phrase" && len(root.tokens) == 1 && !root.prefix {
+	if ix.column != "" && sort != "newest" && sort != "oldest" && root.op == "phrase" && len(root.tokens) == 1 {
 		if lex, cut := lexeme(root.tokens[0]); !cut && len(lex)+3 <= maxLexemeBytes {
-			return m.rankTiers(ctx, lex)
+			return m.rankTiers(ctx, lex, root.prefix)
 		}
 	}
 	var args []any
@@ -362,16 +351,18 @@ func (m *matcher) page(rows []found) []sessiondb.SearchHit {
 	return hits
 }
 
-// rankTiers ranks the matches of a one-word query (lex) by bm25's weight
-// of the word in the row without idf, which orders one-word queries as
-// bm25 does: by impact tier (impactStep wide, refAvgDocLen for the average
-// length), then shorter rows first, then by id; rows below minImpactTier,
-// and rows whose tsvector lost lexemes, come last in the same order within.
+// rankTiers ranks the matches of a one-word query (lex, or with prefix the
+// words beginning with lex) by bm25's weight of the word in the row without
+// idf, which orders one-word queries as bm25 does: by impact tier
+// (impactStep wide, refAvgDocLen for the average length; for a prefix, the
+// highest tier of the words it matches in the row), then shorter rows
+// first, then by id; rows below minImpactTier, and rows whose tsvector lost
+// lexemes, come last in the same order within.
 // A few matches are read whole and ranked in Go from their tokens; more
 // are read tier by tier from the highest, each tier found by its impact
 // markers (GIN), so a frequent word reads about a page of rows instead of
 // every match.
-func (m *matcher) rankTiers(ctx context.Context, lex string) ([]sessiondb.SearchHit, error) {
+func (m *matcher) rankTiers(ctx context.Context, lex string, prefix bool) ([]sessiondb.SearchHit, error) {
 	want := m.s.o.Offset + m.s.o.Limit
 	col := "m." + m.ix.column
 	doclen := "m.doclen"
@@ -382,6 +373,9 @@ func (m *matcher) rankTiers(ctx context.Context, lex string) ([]sessiondb.Search
 	quoted := func(l string) string {
 		var b strings.Builder
 		writeQuoted(&b, l)
+		if prefix {
+			b.WriteString(":*")
+		}
 		return b.String()
 	}
 	word := quoted(lex)
@@ -400,16 +394,19 @@ func (m *matcher) rankTiers(ctx context.Context, lex string) ([]sessiondb.Search
 		tiers := make(map[int64]int, len(rows))
 		for _, f := range rows {
 			tiers[f.hit.ID] = -1
-			if f.state != stateIncomplete {
-				tf := 0
-				for _, c := range f.d {
-					for _, t := range c {
-						if l, _ := lexeme(t); l == lex {
-							tf++
-						}
+			if f.state == stateIncomplete {
+				continue
+			}
+			tf := map[string]int{}
+			for _, c := range f.d {
+				for _, t := range c {
+					if l, _ := lexeme(t); l == lex || prefix && strings.HasPrefix(l, lex) {
+						tf[l]++
 					}
 				}
-				if t := impactTier(tf, f.doclen); t >= minImpactTier {
+			}
+			for l, n := range tf {
+				if t := impactTier(n, f.doclen); t >= minImpactTier && t > tiers[f.hit.ID] && len(l)+3 <= maxLexemeBytes {
 					tiers[f.hit.ID] = t
 				}
 			}
@@ -438,12 +435,17 @@ func (m *matcher) rankTiers(ctx context.Context, lex string) ([]sessiondb.Search
 		}
 		var args []any
 		var whens, batch []string
+		cond := "m.tsv_state <> 2"
+		if prefix && len(markers) > 0 {
+			// a row whose words reach several tiers belongs to its highest
+			cond += " AND NOT " + col + " @@ " + arg(&args, strings.Join(markers, " | ")) + "::tsquery"
+		}
 		for t := hi; t >= lo; t-- {
 			marker := quoted(impactLexeme(t, lex))
 			markers, batch = append(markers, marker), append(batch, marker)
 			whens = append(whens, "WHEN "+col+" @@ "+arg(&args, marker)+"::tsquery THEN "+strconv.Itoa(t))
 		}
-		cond := col + " @@ " + arg(&args, strings.Join(batch, " | ")) + "::tsquery AND m.tsv_state <> 2"
+		cond = col + " @@ " + arg(&args, strings.Join(batch, " | ")) + "::tsquery AND " + cond
 		rows, err := m.fetch(ctx, cond, "CASE "+strings.Join(whens, " ")+" END DESC, "+order, args, want-len(all))
 		if err != nil {
 			return nil, err

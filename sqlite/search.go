@@ -185,34 +185,18 @@ func (s *searcher) readState(ctx context.Context) error {
 	return nil
 }
 
-// wantsUnindexed reports whether the caller asks for rows the CJK and
-// trigram indexes leave out (tool rows, cron and subagent sessions).
-func (s *searcher) wantsUnindexed() bool {
-	return contains(s.o.Roles, sessiondb.RoleTool) || contains(s.o.Sources, "cron") || contains(s.o.Sources, "subagent")
-}
-
-// cjk routes a query holding CJK text: the bigram index when it is live and
-// every CJK run has two or more characters, else the trigram index when
-// every CJK token has three or more, else a substring scan. The first index
-// that runs answers, even with nothing.
+// cjk routes a query holding CJK text (sessiondb.RouteCJK). The first
+// index that runs answers, even with nothing.
 func (s *searcher) cjk(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
 	raw := strings.TrimSpace(strings.Trim(q, `"`))
-	match := sessiondb.QuoteTokens(raw)
-	if strings.Contains(raw, "%") {
-		// The tokenizers drop '%': only a substring scan keeps 100%完成
-		// from matching 100完成.
-		return s.likeAny(ctx, raw)
-	}
-	if s.cjkLive && !s.wantsUnindexed() {
-		if !sessiondb.HasLoneCJKRun(raw) {
-			return s.match(ctx, "messages_fts_cjk", match)
-		}
-		if c := []rune(raw); len(c) == 1 && fts5cjk.IsCJK(c[0]) {
-			return s.oneCJK(ctx, c[0])
-		}
-	}
-	if s.trigramPresent && !s.wantsUnindexed() && sessiondb.TrigramRouteOK(raw) {
-		return s.match(ctx, "messages_fts_trigram", match)
+	indexed := !sessiondb.WantsUnindexed(s.o)
+	switch sessiondb.RouteCJK(raw, s.cjkLive && indexed, s.trigramPresent && indexed, fts5cjk.IsCJK) {
+	case sessiondb.RouteBigram:
+		return s.match(ctx, "messages_fts_cjk", sessiondb.QuoteTokens(raw))
+	case sessiondb.RouteOneChar:
+		return s.oneCJK(ctx, []rune(raw)[0])
+	case sessiondb.RouteTrigram:
+		return s.match(ctx, "messages_fts_trigram", sessiondb.QuoteTokens(raw))
 	}
 	return s.likeAny(ctx, raw)
 }
