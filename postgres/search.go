@@ -105,6 +105,17 @@ var (
 		}}
 )
 
+// searchHook, when set (by tests), sees every statement that reads hits.
+var searchHook func(stmt string, args []any)
+
+// query runs a statement that reads hits.
+func (db *DB) query(ctx context.Context, stmt string, args ...any) (pgx.Rows, error) {
+	if searchHook != nil {
+		searchHook(stmt, args)
+	}
+	return db.pool.Query(ctx, stmt, args...)
+}
+
 type searcher struct {
 	db *DB
 	o  sessiondb.SearchOptions
@@ -309,7 +320,7 @@ func (m *matcher) fetch(ctx context.Context, cond, order string, args []any, n i
 	stmt += " LIMIT "
 	check := m.ix.column != "" // the trigram route's ILIKE is exact
 	for limit := max(n, 1); ; limit *= 2 {
-		rs, err := m.s.db.pool.Query(ctx, stmt+strconv.Itoa(limit), args...)
+		rs, err := m.s.db.query(ctx, stmt+strconv.Itoa(limit), args...)
 		if err != nil {
 			return nil, err
 		}
@@ -526,7 +537,7 @@ func (s *searcher) newestFirst(ctx context.Context, cond, snippet string, args [
 	stmt := "SELECT " + hitColumns + ", " + snippet + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
 		" WHERE " + cond + " AND " + strings.Join(where, " AND ") +
 		" ORDER BY m.timestamp " + dir + ", m.id " + dir + " LIMIT " + arg(&args, s.o.Limit) + " OFFSET " + arg(&args, s.o.Offset)
-	rs, err := s.db.pool.Query(ctx, stmt, args...)
+	rs, err := s.db.query(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -568,13 +579,26 @@ func (s *searcher) oneCJK(ctx context.Context, c rune) ([]sessiondb.SearchHit, e
 	writeQuoted(&marker, oneCharMarker+ch)
 	writeQuoted(&prefix, ch)
 	prefix.WriteString(":*")
-	// The rows come from the two GIN lookups (a CTE keeps the planner from
-	// walking the timestamp index instead, which for a rare character reads
-	// the whole table).
-	cond := "m.id IN (SELECT id FROM (SELECT id FROM messages WHERE tsv @@ " + arg(&args, marker.String()) +
-		"::tsquery OR tsv_cjk @@ " + arg(&args, prefix.String()) + "::tsquery OFFSET 0) c)"
+	cond := "(m.tsv @@ " + arg(&args, marker.String()) + "::tsquery OR m.tsv_cjk @@ " + arg(&args, prefix.String()) + "::tsquery)"
+	// A rare character is read from the two GIN lookups (the subquery
+	// keeps the planner from walking the timestamp index instead, which
+	// would read the whole table); a frequent one by walking the timestamp
+	// index, which meets a page of its rows soon. A count of the GIN
+	// lookups' rows, stopped at oneCharWalk, tells which.
+	var n int
+	if err := s.db.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE "+
+		strings.NewReplacer("$2", "$1", "$3", "$2").Replace(cond)+" LIMIT $3) c", args[1], args[2], oneCharWalk).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n < oneCharWalk {
+		cond = "m.id IN (SELECT id FROM (SELECT id FROM messages m WHERE " + cond + " OFFSET 0) c)"
+	}
 	return s.newestFirst(ctx, cond, snippet, args, "DESC")
 }
+
+// oneCharWalk is how many rows a one-character query must have for the
+// timestamp index walk.
+const oneCharWalk = 1000
 
 // likeBoolean answers with a LIKE scan of the canonical columns (and with
 // IncludeReasoning the reasoning columns of assistant rows), keeping the
