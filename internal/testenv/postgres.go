@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -51,4 +52,31 @@ func Postgres(tb testing.TB) string {
 	tb.Cleanup(func() { exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
 	u.Path = "/" + name
 	return u.String()
+}
+
+// RestartPostgres restarts the test server (pg_ctl restart -m fast), for
+// tests of what writers do while the server goes away. It needs the cluster
+// scripts/pg-cluster started (SESSIONDB_PG_DIR and SESSIONDB_PG_BINDIR);
+// without it the test skips, or fails under CI.
+func RestartPostgres(tb testing.TB) {
+	tb.Helper()
+	dir, bin := os.Getenv("SESSIONDB_PG_DIR"), os.Getenv("SESSIONDB_PG_BINDIR")
+	if dir == "" || bin == "" {
+		Missing(tb, "restarting PostgreSQL needs the throw-away cluster of scripts/pg-cluster (SESSIONDB_PG_DIR, SESSIONDB_PG_BINDIR)")
+		return
+	}
+	cmd := bin + "/pg_ctl -D " + dir + "/data -m fast -w -t 60 restart -l " + dir + "/server.log"
+	var c *exec.Cmd
+	if os.Geteuid() == 0 {
+		user := "postgres"
+		if _, err := exec.Command("id", user).Output(); err != nil {
+			user = "nobody"
+		}
+		c = exec.Command("su", "-s", "/bin/sh", user, "-c", cmd)
+	} else {
+		c = exec.Command("sh", "-c", cmd)
+	}
+	if out, err := c.CombinedOutput(); err != nil {
+		tb.Fatalf("pg_ctl restart: %v\n%s", err, out)
+	}
 }
