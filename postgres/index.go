@@ -57,8 +57,9 @@ const (
 	// bytes: phrases may be missed or mismatched. Search finds such a row
 	// by its lexemes alone and checks it in Go.
 	statePositions = 1
-	// stateIncomplete: lexemes were dropped to keep the tsvector under
-	// 1 MiB. Search reads such a row for every query and checks it in Go.
+	// stateIncomplete: markers or lexemes were dropped to keep the tsvector
+	// under 1 MiB. Search reads such a row for every query and checks it in
+	// Go, and ranks it last.
 	stateIncomplete = 2
 )
 
@@ -99,7 +100,7 @@ func impactTier(tf, doclen int) int { return int(impact(tf, doclen) / impactStep
 
 // impactLexeme is the marker of lex in tier.
 func impactLexeme(tier int, lex string) string {
-	return fmt.Sprintf("%s%02d%s", impactMarker, tier, lex)
+	return impactMarker + string(rune('0'+tier/10)) + string(rune('0'+tier%10)) + lex
 }
 
 // invalidByteMarker, followed by two hex digits, stands in a lexeme for a
@@ -176,17 +177,19 @@ func indexMessage(in indexInput) (indexRow, error) {
 		return indexRow{}, err
 	}
 	var out indexRow
-	var v tsvBuilder
-	if err := v.columns(word, wordTexts(in), true); err != nil {
+	b := getBuilder()
+	defer builders.Put(b)
+	if err := b.columns(word, wordTexts(in), true); err != nil {
 		return indexRow{}, err
 	}
-	out.TSV, out.DocLen, out.State = v.text()
+	out.TSV, out.DocLen, out.State = b.text()
 	if in.Role != sessiondb.RoleTool {
-		var c tsvBuilder
-		if err := c.columns(cjk, cjkTexts(in), false); err != nil {
+		b = getBuilder()
+		defer builders.Put(b)
+		if err := b.columns(cjk, cjkTexts(in), false); err != nil {
 			return indexRow{}, err
 		}
-		s, n, state := c.text()
+		s, n, state := b.text()
 		out.TSVCJK, out.DocLenCJK, out.State = &s, n, max(out.State, state)
 		out.Trigram = in.Source != "cron" && in.Source != "subagent" && !delegated(in.ModelConfig)
 	}
@@ -239,13 +242,33 @@ func sqliteSubstr(s string, n int) string {
 }
 
 // tsvBuilder collects the lexemes of one tsvector with their positions.
+// Builders are pooled: their maps and slices are reused.
 type tsvBuilder struct {
-	pos     map[string][]int // lexeme → positions (ascending, 1-based)
-	tf      map[string]int   // lexeme → occurrences
-	order   []string         // lexemes in first-seen order
+	index   map[string]int // lexeme → its entry
+	entries []tsvEntry     // in first-seen order
+	markers []string       // lexemes without position
+	chars   map[rune]bool  // CJK characters with a one-character marker
 	doclen  int
 	state   int
-	markers map[string]bool
+	toks    []fts5cjk.Token
+}
+
+// tsvEntry is one lexeme: its positions (ascending, 1-based, at most
+// maxLexemePos) and how often it occurs.
+type tsvEntry struct {
+	lex string
+	pos []int
+	tf  int
+}
+
+var builders = sync.Pool{New: func() any { return &tsvBuilder{index: map[string]int{}, chars: map[rune]bool{}} }}
+
+func getBuilder() *tsvBuilder {
+	b := builders.Get().(*tsvBuilder)
+	clear(b.index)
+	clear(b.chars)
+	b.entries, b.markers, b.doclen, b.state = b.entries[:0], b.markers[:0], 0, stateExact
+	return b
 }
 
 // columns adds the tokens of the texts, column after column: FTS5
@@ -253,17 +276,14 @@ type tsvBuilder struct {
 // one unused position after the previous column, so a phrase (<->) never
 // spans two columns. With markers, the one-character markers are added.
 func (b *tsvBuilder) columns(tok *fts5cjk.Tokenizer, texts [3]string, markers bool) error {
-	b.pos = map[string][]int{}
-	b.tf = map[string]int{}
 	base := 0
-	var toks []fts5cjk.Token
 	for _, text := range texts {
 		var err error
-		if toks, err = tok.AppendTokens(toks[:0], text); err != nil {
+		if b.toks, err = tok.AppendTokens(b.toks[:0], text); err != nil {
 			return fmt.Errorf("index message: %w", err)
 		}
 		p := -1
-		for _, t := range toks {
+		for _, t := range b.toks {
 			if !t.Colocated || p < 0 {
 				p++
 			}
@@ -271,22 +291,32 @@ func (b *tsvBuilder) columns(tok *fts5cjk.Tokenizer, texts [3]string, markers bo
 			if cut {
 				b.state = max(b.state, statePositions) // another long token may share it
 			}
-			b.tf[lex]++
-			list, seen := b.pos[lex]
+			i, seen := b.index[lex]
 			if !seen {
-				b.order = append(b.order, lex)
-			}
-			switch at := base + p + 1; {
-			case at > maxPosition || len(list) == maxLexemePos:
-				b.state = max(b.state, statePositions)
-				if !seen {
-					b.pos[lex] = nil
+				i = len(b.entries)
+				b.index[lex] = i
+				if i < cap(b.entries) {
+					b.entries = b.entries[:i+1]
+					b.entries[i] = tsvEntry{lex: lex, pos: b.entries[i].pos[:0]}
+				} else {
+					b.entries = append(b.entries, tsvEntry{lex: lex})
 				}
-			case len(list) == 0 || list[len(list)-1] != at:
-				b.pos[lex] = append(list, at)
+			}
+			e := &b.entries[i]
+			e.tf++
+			switch at := base + p + 1; {
+			case at > maxPosition || len(e.pos) == maxLexemePos:
+				b.state = max(b.state, statePositions)
+			case len(e.pos) == 0 || e.pos[len(e.pos)-1] != at:
+				e.pos = append(e.pos, at)
 			}
 			if markers && t.Text >= "\u1100" {
-				b.mark(t.Text)
+				for _, r := range t.Text {
+					if fts5cjk.IsCJK(r) && !b.chars[r] {
+						b.chars[r] = true
+						b.markers = append(b.markers, oneCharMarker+string(r))
+					}
+				}
 			}
 		}
 		b.doclen += p + 1
@@ -295,70 +325,64 @@ func (b *tsvBuilder) columns(tok *fts5cjk.Tokenizer, texts [3]string, markers bo
 	return nil
 }
 
-// mark adds the one-character markers of token's CJK characters.
-func (b *tsvBuilder) mark(token string) {
-	for _, r := range token {
-		if fts5cjk.IsCJK(r) {
-			if b.markers == nil {
-				b.markers = map[string]bool{}
-			}
-			b.markers[oneCharMarker+string(r)] = true
-		}
-	}
-}
-
 // text returns the tsvector's text input form, the document length and
-// the state, dropping positions, then lexemes, past the size limit.
+// the state, dropping markers, then positions, then lexemes, past the size
+// limit.
 func (b *tsvBuilder) text() (string, int, int) {
-	for lex, tf := range b.tf {
-		if tier := impactTier(tf, b.doclen); tier >= minImpactTier && len(lex)+3 <= maxLexemeBytes {
-			if b.markers == nil {
-				b.markers = map[string]bool{}
-			}
-			b.markers[impactLexeme(tier, lex)] = true
-		}
-	}
-	for m := range b.markers {
-		if _, ok := b.pos[m]; !ok {
-			b.pos[m] = nil
-			b.order = append(b.order, m)
+	for _, e := range b.entries {
+		if tier := impactTier(e.tf, b.doclen); tier >= minImpactTier && len(e.lex)+3 <= maxLexemeBytes {
+			b.markers = append(b.markers, impactLexeme(tier, e.lex))
 		}
 	}
 	size := 0
-	for _, lex := range b.order {
-		size += tsvEntrySize(lex, len(b.pos[lex]))
+	for _, e := range b.entries {
+		size += tsvEntrySize(e.lex, len(e.pos))
+	}
+	for _, m := range b.markers {
+		size += tsvEntrySize(m, 0)
 	}
 	if size > maxTSVectorBytes {
-		// Positions go first, from the lexemes seen last; then lexemes.
 		b.state = max(b.state, statePositions)
-		for i := len(b.order) - 1; i >= 0 && size > maxTSVectorBytes; i-- {
-			lex := b.order[i]
-			size += tsvEntrySize(lex, 0) - tsvEntrySize(lex, len(b.pos[lex]))
-			b.pos[lex] = nil
+		for len(b.markers) > 0 && size > maxTSVectorBytes {
+			size -= tsvEntrySize(b.markers[len(b.markers)-1], 0)
+			b.markers = b.markers[:len(b.markers)-1]
+			b.state = stateIncomplete // its rank tier is unknown to the walk
+		}
+		// Positions go next, from the lexemes seen last; then lexemes.
+		for i := len(b.entries) - 1; i >= 0 && size > maxTSVectorBytes; i-- {
+			e := &b.entries[i]
+			size += tsvEntrySize(e.lex, 0) - tsvEntrySize(e.lex, len(e.pos))
+			e.pos = e.pos[:0]
 		}
 		for size > maxTSVectorBytes {
-			lex := b.order[len(b.order)-1]
-			b.order = b.order[:len(b.order)-1]
-			size -= tsvEntrySize(lex, 0)
-			delete(b.pos, lex)
+			size -= tsvEntrySize(b.entries[len(b.entries)-1].lex, 0)
+			b.entries = b.entries[:len(b.entries)-1]
 			b.state = stateIncomplete
 		}
 	}
-	sort.Strings(b.order)
+	sort.Slice(b.entries, func(i, j int) bool { return b.entries[i].lex < b.entries[j].lex })
+	sort.Strings(b.markers)
 	var s strings.Builder
-	s.Grow(size + 2*len(b.order))
-	for i, lex := range b.order {
-		if i > 0 {
+	s.Grow(size + 2*(len(b.entries)+len(b.markers)))
+	for _, m := range b.markers {
+		if s.Len() > 0 {
 			s.WriteByte(' ')
 		}
-		writeQuoted(&s, lex)
-		for j, p := range b.pos[lex] {
+		writeQuoted(&s, m)
+	}
+	var num [8]byte
+	for _, e := range b.entries {
+		if s.Len() > 0 {
+			s.WriteByte(' ')
+		}
+		writeQuoted(&s, e.lex)
+		for j, p := range e.pos {
 			if j == 0 {
 				s.WriteByte(':')
 			} else {
 				s.WriteByte(',')
 			}
-			s.WriteString(strconv.Itoa(p))
+			s.Write(strconv.AppendInt(num[:0], int64(p), 10))
 		}
 	}
 	return s.String(), b.doclen, b.state

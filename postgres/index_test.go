@@ -115,7 +115,7 @@ func TestIndexMessageLimits(t *testing.T) {
 	}
 	// unicode61 keeps the bytes of a code point past U+10FFFF in a token.
 	x := mustIndex(t, indexInput{Role: "user", Content: ptr("caf\xe9 \xf4\x90\x80\x80q"), Source: "cli"})
-	if got, want := x.TSV, "'\x01f4\x0190\x0180\x0180q':2 '\x0333\x01f4\x0190\x0180\x0180q' '\x0333caf' 'caf':1"; got != want {
+	if got, want := x.TSV, "'\x0333\x01f4\x0190\x0180\x0180q' '\x0333caf' '\x01f4\x0190\x0180\x0180q':2 'caf':1"; got != want {
 		t.Errorf("invalid UTF-8: TSV %q, want %q", got, want)
 	}
 }

@@ -174,3 +174,43 @@ func logPlan(b *testing.B, db *DB, query string) {
 	}
 	b.Logf("plan of %q:\n%s", query, strings.Join(plan, "\n"))
 }
+
+// BenchmarkIndexMessage measures indexMessage on the shared workload's
+// messages, in parallel (what a sync's first copy spends on search).
+func BenchmarkIndexMessage(b *testing.B) {
+	plan, err := workload.NewPlan(2, 20, 2000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ins []indexInput
+	for i, s := range plan.Sessions {
+		st := plan.Stream(i, "s")
+		for turn := st.NextTurn(); turn != nil; turn = st.NextTurn() {
+			for _, m := range turn {
+				in := indexInput{Role: m.Role, Source: s.Source}
+				if c, ok := m.Content.(string); ok {
+					in.Content = &c
+				}
+				if m.ToolName != "" {
+					in.ToolName = &m.ToolName
+				}
+				if len(m.ToolCalls) > 0 {
+					c := string(m.ToolCalls)
+					in.ToolCalls = &c
+				}
+				ins = append(ins, in)
+			}
+		}
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, err := indexMessage(ins[i%len(ins)]); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
