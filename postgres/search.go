@@ -494,7 +494,7 @@ func trigramCond(n *qnode, args *[]any) string {
 		}
 		return "(" + strings.Join(parts, " "+n.op+" ") + ")"
 	case "NOT":
-		return "(" + trigramCond(n.kids[0], args) + " AND NOT " + trigramCond(n.kids[1], args) + ")"
+		return "(" + trigramCond(n.kids[0], args) + " AND NOT COALESCE(" + trigramCond(n.kids[1], args) + ", false))"
 	}
 	return "false"
 }

@@ -47,6 +47,7 @@ var corpusTexts = []string{
 	"Kubernetes pods and docker containers, docker docker docker",
 	"Prefix test: deployment deployed deploys",
 	"项目 项目 项目 大别山",
+	"大别山项目x库 and the DOCKER image",
 }
 
 func newPair(t *testing.T) *pair {
@@ -197,6 +198,7 @@ func TestSearchMatchesSQLite(t *testing.T) {
 		"東京の天気", "天気", "서울", "마이그레이션", "서", "Agent通信", "通信", "100%完成", "项目 docker", "docker 项目",
 		"项目 OR 서울", "项目 NOT 大别山", "sentence docker", "nothingmatches", "the", "a", "image", "read_file", "docker_run",
 		"kubern*", "\"kubernetes pods\"", "pods AND containers", "docker AND NOT", "NOT docker", "完成", "下一步", "测试",
+		"ocker", "ompose", "ocker NOT swarm", "ubernete OR ontainer", "大别山项目x库", "别山项目 里部署", "Ocker",
 	}
 	opts := []sessiondb.SearchOptions{
 		{Limit: 1000},
