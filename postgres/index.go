@@ -16,7 +16,13 @@ package postgres
 //	messages.trigram   boolean   = indexRow.Trigram
 //
 // The error is the tokenizer's (out of memory); indexMessage never fails
-// on the message's bytes.
+// on the message's bytes. searchColumns, searchPlaceholders and
+// indexRow.args spell those columns for an INSERT:
+//
+//	"INSERT INTO messages (..., " + searchColumns + ") VALUES (..., " + searchPlaceholders(n) + ")"
+//	args = append(args, row.args()...)
+//
+// Every row must get them: a NULL tsv is never found.
 
 import (
 	"bytes"
@@ -128,6 +134,21 @@ type indexRow struct {
 	DocLenCJK int     // FTS5's document length in the bigram index (0 for tool rows)
 	State     int     // stateExact, statePositions or stateIncomplete (the worse of the two tsvectors)
 	Trigram   bool    // the row belongs in the trigram index
+}
+
+// searchColumns are the columns indexRow fills, in args' order.
+const searchColumns = "tsv, doclen, tsv_cjk, doclen_cjk, tsv_state, trigram"
+
+// searchPlaceholders returns the placeholders of searchColumns from $n on,
+// with the casts the tsvector text needs.
+func searchPlaceholders(n int) string {
+	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
+	return p(0) + "::tsvector, " + p(1) + ", " + p(2) + "::tsvector, " + p(3) + ", " + p(4) + ", " + p(5)
+}
+
+// args returns the row's values in searchColumns' order.
+func (x indexRow) args() []any {
+	return []any{x.TSV, x.DocLen, x.TSVCJK, x.DocLenCJK, x.State, x.Trigram}
 }
 
 var (

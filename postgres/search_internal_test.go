@@ -157,11 +157,9 @@ func copyToPG(t *testing.T, lite *sqlite.DB, pg *DB) {
 			v := toPG(*s)
 			return &v
 		}
-		if _, err := pg.pool.Exec(ctx, `INSERT INTO messages (id, session_id, role, content, tool_name, tool_calls, timestamp, active, compacted, display_kind,
-			tsv, doclen, tsv_cjk, doclen_cjk, tsv_state, trigram)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::tsvector, $12, $13::tsvector, $14, $15, $16)`,
-			id, sid, role, pgText(content), pgText(toolName), pgText(toolCalls), ts, active, compacted, kind,
-			x.TSV, x.DocLen, x.TSVCJK, x.DocLenCJK, x.State, x.Trigram); err != nil {
+		args := append([]any{id, sid, role, pgText(content), pgText(toolName), pgText(toolCalls), ts, active, compacted, kind}, x.args()...)
+		if _, err := pg.pool.Exec(ctx, `INSERT INTO messages (id, session_id, role, content, tool_name, tool_calls, timestamp, active, compacted, display_kind, `+
+			searchColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, `+searchPlaceholders(11)+`)`, args...); err != nil {
 			t.Fatalf("insert message %d: %v", id, err)
 		}
 	}
