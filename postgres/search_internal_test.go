@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -380,4 +381,34 @@ func TestSearchRankPages(t *testing.T) {
 			t.Errorf("%s: best hit %d, SQLite's %d", q, all[0].ID, want[0].ID)
 		}
 	}
+}
+
+// TestSearchConcurrent: searches at once share the tokenizers and find
+// what one search alone finds.
+func TestSearchConcurrent(t *testing.T) {
+	p := newPair(t)
+	ctx := context.Background()
+	queries := []string{"docker", "项目", `"docker swarm"`, "dep*", "库", "ocker", "서울"}
+	want := map[string][]int64{}
+	for _, q := range queries {
+		hits, err := p.pg.Search(ctx, q, sessiondb.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[q] = ids(hits)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				q := queries[(g+i)%len(queries)]
+				hits, err := p.pg.Search(ctx, q, sessiondb.SearchOptions{})
+				if err != nil || !reflect.DeepEqual(ids(hits), want[q]) {
+					t.Errorf("%s: %v, %v; alone %v", q, ids(hits), err, want[q])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
