@@ -499,15 +499,59 @@ func trigramCond(n *qnode, args *[]any) string {
 	return "false"
 }
 
-// likeSnippet is SQLite's substr(m.content, max(1, instr(m.content, ?) -
-// 40), 120) in characters; $n is the term.
-func likeSnippet(term string) string {
-	return "substr(m.content, greatest(1, strpos(m.content, " + term + ") - 40), 120)"
+// likeSnippet is the SQLite backend's snippet on the substring routes,
+// substr(content, max(1, instr(content, term) - 40), 120), made in Go on
+// the unescaped content with SQLite's rules: characters are a byte and the
+// continuation bytes after it, instr finds the term anywhere, and substr
+// ends at a NUL byte (so encoded content, which starts with one, gives "").
+func likeSnippet(content *string, term string) *string {
+	if content == nil {
+		return nil
+	}
+	c := *content
+	n := 0 // instr: 1-based character index of the first occurrence, or 0
+	if i := strings.Index(c, term); i >= 0 {
+		n = 1
+		for j := 0; j < i; j++ {
+			if c[j]&0xC0 != 0x80 {
+				n++
+			}
+		}
+		// a term starting inside a character is found by SQLite at the
+		// next character boundary only; Go's index is byte-exact, and
+		// valid UTF-8 (all stored text is) makes both the same.
+	}
+	start := max(1, n-40)
+	i := 0
+	for p := start - 1; i < len(c) && c[i] != 0 && p > 0; p-- {
+		i = skipChar(c, i)
+	}
+	j := i
+	for k := 120; j < len(c) && c[j] != 0 && k > 0; k-- {
+		j = skipChar(c, j)
+	}
+	out := c[i:j]
+	return &out
 }
 
-// asciiLower is SQLite's LIKE case folding (ASCII letters only) as SQL.
-func asciiLower(expr string) string {
-	return "translate(" + expr + ", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+// skipChar is SQLITE_SKIP_UTF8: past the byte at i and, for a lead byte,
+// its continuation bytes.
+func skipChar(s string, i int) int {
+	c := s[i]
+	i++
+	if c >= 0xC0 {
+		for i < len(s) && s[i]&0xC0 == 0x80 {
+			i++
+		}
+	}
+	return i
+}
+
+// likeText is what SQLite's LIKE reads of the text column expr: the
+// text up to its first NUL byte (stored escaped, text.go), with ASCII
+// letters folded to lower case.
+func likeText(expr string) string {
+	return "translate(split_part(" + expr + ", '" + escNUL + "', 1), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
 }
 
 // likePattern is %term% for a LIKE against asciiLower'd text.
@@ -525,14 +569,18 @@ func likePattern(term string) string {
 func likeColumns(p string) string {
 	var parts []string
 	for _, c := range []string{"m.content", "m.tool_name", "m.tool_calls"} {
-		parts = append(parts, asciiLower(c)+" LIKE "+p)
+		parts = append(parts, likeText(c)+" LIKE "+p)
 	}
 	return "(" + strings.Join(parts, " OR ") + ")"
 }
 
 // newestFirst answers the substring routes: the rows meeting cond, newest
-// first, the snippet centred on the term snippetArg.
-func (s *searcher) newestFirst(ctx context.Context, cond, snippet string, args []any, dir string) ([]sessiondb.SearchHit, error) {
+// first; the snippet is the SQL expression snippet or, when that is "",
+// likeSnippet of the content around term.
+func (s *searcher) newestFirst(ctx context.Context, cond, snippet, term string, args []any, dir string) ([]sessiondb.SearchHit, error) {
+	if snippet == "" {
+		snippet = "m.content"
+	}
 	where, args := s.filters(args)
 	stmt := "SELECT " + hitColumns + ", " + snippet + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
 		" WHERE " + cond + " AND " + strings.Join(where, " AND ") +
@@ -548,6 +596,9 @@ func (s *searcher) newestFirst(ctx context.Context, cond, snippet string, args [
 	hits := make([]sessiondb.SearchHit, len(rows))
 	for i, r := range rows {
 		hits[i] = r.hit
+		if snippet == "m.content" {
+			hits[i].Snippet = likeSnippet(r.hit.Snippet, term)
+		}
 	}
 	return hits, nil
 }
@@ -559,12 +610,11 @@ func (s *searcher) likeAny(ctx context.Context, raw string) ([]sessiondb.SearchH
 		terms = []string{raw}
 	}
 	var args []any
-	snippet := likeSnippet(arg(&args, text(terms[0])))
 	var ors []string
 	for _, t := range terms {
 		ors = append(ors, likeColumns(arg(&args, likePattern(t))))
 	}
-	return s.newestFirst(ctx, "("+strings.Join(ors, " OR ")+")", snippet, args, "DESC")
+	return s.newestFirst(ctx, "("+strings.Join(ors, " OR ")+")", "", terms[0], args, "DESC")
 }
 
 // oneCJK answers a query of the one CJK character c from the indexes, as
@@ -574,7 +624,6 @@ func (s *searcher) likeAny(ctx context.Context, raw string) ([]sessiondb.SearchH
 func (s *searcher) oneCJK(ctx context.Context, c rune) ([]sessiondb.SearchHit, error) {
 	var args []any
 	ch := string(c)
-	snippet := likeSnippet(arg(&args, ch))
 	var marker, prefix strings.Builder
 	writeQuoted(&marker, oneCharMarker+ch)
 	writeQuoted(&prefix, ch)
@@ -586,14 +635,14 @@ func (s *searcher) oneCJK(ctx context.Context, c rune) ([]sessiondb.SearchHit, e
 	// index, which meets a page of its rows soon. A count of the GIN
 	// lookups' rows, stopped at oneCharWalk, tells which.
 	var n int
-	if err := s.db.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE "+
-		strings.NewReplacer("$2", "$1", "$3", "$2").Replace(cond)+" LIMIT $3) c", args[1], args[2], oneCharWalk).Scan(&n); err != nil {
+	if err := s.db.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM messages m WHERE "+cond+" LIMIT $3) c",
+		args[0], args[1], oneCharWalk).Scan(&n); err != nil {
 		return nil, err
 	}
 	if n < oneCharWalk {
 		cond = "m.id IN (SELECT id FROM (SELECT id FROM messages m WHERE " + cond + " OFFSET 0) c)"
 	}
-	return s.newestFirst(ctx, cond, snippet, args, "DESC")
+	return s.newestFirst(ctx, cond, "", ch, args, "DESC")
 }
 
 // oneCharWalk is how many rows a one-character query must have for the
@@ -620,7 +669,7 @@ func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.Searc
 			if s.o.IncludeReasoning {
 				var rs []string
 				for _, c := range []string{"m.reasoning", "m.reasoning_content", "m.reasoning_details"} {
-					rs = append(rs, asciiLower("COALESCE("+c+", '')")+" LIKE "+p)
+					rs = append(rs, likeText("COALESCE("+c+", '')")+" LIKE "+p)
 				}
 				clause = "(" + clause + " OR (m.role = 'assistant' AND (" + strings.Join(rs, " OR ") + ")))"
 			}
@@ -638,20 +687,20 @@ func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.Searc
 	if strings.ToLower(strings.TrimSpace(s.o.Sort)) == "oldest" {
 		dir = "ASC"
 	}
-	st := arg(&args, text(snippetTerm))
-	snippet := likeSnippet(st)
+	snippet := ""
 	if s.o.IncludeReasoning {
+		st := arg(&args, text(snippetTerm))
 		around := func(c string) string {
 			return "substr(" + c + ", greatest(1, strpos(lower(" + c + "), lower(" + st + ")) - 40), 120)"
 		}
 		pat := arg(&args, likePattern(snippetTerm))
 		var whens []string
 		for _, c := range []string{"m.content", "m.tool_name", "m.tool_calls", "m.reasoning", "m.reasoning_content", "m.reasoning_details"} {
-			whens = append(whens, "WHEN "+asciiLower(c)+" LIKE "+pat+" THEN "+around(c))
+			whens = append(whens, "WHEN "+likeText(c)+" LIKE "+pat+" THEN "+around(c))
 		}
 		snippet = "COALESCE(CASE " + strings.Join(whens, " ") + " END, '')"
 	}
-	return s.newestFirst(ctx, "("+strings.Join(ors, " OR ")+")", snippet, args, dir)
+	return s.newestFirst(ctx, "("+strings.Join(ors, " OR ")+")", snippet, snippetTerm, args, dir)
 }
 
 // contextSQL selects, for each hit id of the array $1, the role and

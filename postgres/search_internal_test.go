@@ -95,6 +95,14 @@ func newPair(t *testing.T) *pair {
 			}
 		}
 	}
+	// Structured content is stored encoded ("\x00json:…"), NUL first.
+	for _, role := range []string{"user", "tool"} {
+		if _, err := lite.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "cli1", Role: role, ToolName: "read_file", Timestamp: ts + 1,
+			Content: []any{map[string]any{"type": "text", "text": "structured 项目 docker 库 content"}}}); err != nil {
+			t.Fatal(err)
+		}
+		ts++
+	}
 	copyToPG(t, lite, pg)
 	return &pair{lite, pg}
 }
@@ -197,7 +205,7 @@ func TestSearchMatchesSQLite(t *testing.T) {
 		"東京の天気", "天気", "서울", "마이그레이션", "서", "Agent通信", "通信", "100%完成", "项目 docker", "docker 项目",
 		"项目 OR 서울", "项目 NOT 大别山", "sentence docker", "nothingmatches", "the", "a", "image", "read_file", "docker_run",
 		"kubern*", "\"kubernetes pods\"", "pods AND containers", "docker AND NOT", "NOT docker", "完成", "下一步", "测试",
-		"ocker", "ompose", "ocker NOT swarm", "ubernete OR ontainer", "大别山项目x库", "别山项目 里部署", "Ocker",
+		"structured", "structured 项目", "ocker", "ompose", "ocker NOT swarm", "ubernete OR ontainer", "大别山项目x库", "别山项目 里部署", "Ocker",
 	}
 	opts := []sessiondb.SearchOptions{
 		{Limit: 1000},
