@@ -24,15 +24,19 @@ func (db *DB) prepareOptions() sessiondb.PrepareOptions {
 
 // insertMessageSQL inserts one message; its id comes from the identity
 // sequence and display_order is that id, as Hermes' insert trigger sets it
-// for a row without a display identity. It takes insertMessageArgs.
-const insertMessageSQL = `INSERT INTO messages (id, display_order, session_id, role, content, tool_call_id,
+// for a row without a display identity (the CTE draws the id once). It
+// takes insertMessageArgs, then the search columns' values.
+var insertMessageSQL = `WITH n AS (SELECT nextval(pg_get_serial_sequence('messages', 'id')) AS id)
+	INSERT INTO messages (id, display_order, session_id, role, content, tool_call_id,
 	tool_calls, tool_name, effect_disposition, timestamp, token_count, finish_reason, reasoning,
 	reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, platform_message_id,
-	observed, _compressed_summary, active, api_content, display_kind, display_metadata, origin)
-	SELECT n.id, n.id, $1, $2, $3, $4, $5, $6, $7, $8::double precision, $9::bigint, $10, $11, $12, $13, $14, $15,
-		$16, $17::bigint, $18::bigint, 1, $19, $20, $21, $22
-	FROM (SELECT nextval(pg_get_serial_sequence('messages', 'id')) AS id) n
+	observed, _compressed_summary, active, api_content, display_kind, display_metadata, origin, ` + searchColumns + `)
+	VALUES ((SELECT id FROM n), (SELECT id FROM n), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+		$16, $17, $18, 1, $19, $20, $21, $22, ` + searchPlaceholders(insertMessageArgs+1) + `)
 	RETURNING id`
+
+// insertMessageArgs is how many arguments insertArgs gives.
+const insertMessageArgs = 22
 
 // insertArgs are the arguments of insertMessageSQL for p, every text
 // escaped for PostgreSQL.
@@ -55,10 +59,17 @@ func (db *DB) insertArgs(sessionID string, p *sessiondb.PreparedMessage) []any {
 		flag(p.Observed), flag(p.CompressedSummary), t(p.APIContent), t(p.DisplayKind), t(p.DisplayMetadata), db.origin}
 }
 
-// searchColumns is the one place the insert path (insertMessages) hands a
-// message, and the session it goes to, to the search index before it is
-// written (the search columns of messages). It does nothing yet.
-func (db *DB) searchColumns(p *sessiondb.PreparedMessage, to *appendTarget) {}
+// indexArgs is the one place the insert path (insertMessages) hands a
+// message, and the session it goes to, to the search index: it returns the
+// values of the search columns (searchColumns) every row must get.
+func indexArgs(p *sessiondb.PreparedMessage, to *appendTarget) ([]any, error) {
+	x, err := indexMessage(indexInput{Role: p.Role, Content: p.Content, ToolName: p.ToolName, ToolCalls: p.ToolCalls,
+		Source: to.source, ModelConfig: to.modelConfig})
+	if err != nil {
+		return nil, err
+	}
+	return x.args(), nil
+}
 
 // AppendMessage appends one message and updates the session's counters in
 // the same transaction. It is refused once the session ended with
@@ -128,8 +139,11 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []session
 func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, targets map[string]*appendTarget, sessionIDs []string, ps []*sessiondb.PreparedMessage) ([]int64, error) {
 	b := &pgx.Batch{}
 	for i, p := range ps {
-		db.searchColumns(p, targets[sessionIDs[i]])
-		b.Queue(insertMessageSQL, db.insertArgs(sessionIDs[i], p)...)
+		search, err := indexArgs(p, targets[sessionIDs[i]])
+		if err != nil {
+			return nil, err
+		}
+		b.Queue(insertMessageSQL, append(db.insertArgs(sessionIDs[i], p), search...)...)
 	}
 	br := tx.SendBatch(ctx, b)
 	ids := make([]int64, len(ps))
