@@ -1,0 +1,273 @@
+package web_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sessiondb/sessiondb/httpapi"
+	"github.com/sessiondb/sessiondb/internal/servetest"
+	"github.com/sessiondb/sessiondb/internal/testenv"
+	"github.com/sessiondb/sessiondb/sqlite"
+	"github.com/sessiondb/sessiondb/web"
+)
+
+var readme = flag.Bool("readme", false, "write the README screenshot, docs/serve.png")
+
+func TestMain(m *testing.M) { servetest.Main(m) }
+
+// page is a served sample database and a headless Chromium.
+type page struct {
+	url, path string
+	browser   context.Context
+	srv       *httpapi.Server
+}
+
+func newPage(t *testing.T) *page {
+	t.Helper()
+	chromium := testenv.Program(t, "chromium", "to test the web page in a real browser")
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sqlite.Open(path, sqlite.Options{Now: func() time.Time { return servetest.Base }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	servetest.Seed(t, db)
+	srv, err := httpapi.New(httpapi.Config{Store: db, Assets: web.FS(), PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { srv.Close(context.Background()); ts.Close() })
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("lang", "en-US"), chromedp.WindowSize(1280, 800))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	if err := chromedp.Do(bctx); err != nil { // start the browser
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &page{url: ts.URL, path: path, browser: bctx, srv: srv}
+}
+
+// tab opens a new tab at the given viewport; on failure the test's
+// screenshots at 1280×800 and 390×844 are written and named in the log.
+func (p *page) tab(t *testing.T, w, h int64) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(p.browser)
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() {
+		if t.Failed() {
+			shootFailure(t, ctx)
+		}
+		cancelT()
+		cancel()
+	})
+	p.do(t, ctx, chromedp.EmulateViewport(w, h))
+	return ctx
+}
+
+func shootFailure(t *testing.T, ctx context.Context) {
+	dir := filepath.Join(os.TempDir(), "sessiondb-browser-failures")
+	os.MkdirAll(dir, 0o755)
+	for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1])); err != nil {
+			t.Logf("screenshot: %v", err)
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Logf("screenshot: %v", err)
+			return
+		}
+		name := filepath.Join(dir, fmt.Sprintf("%s-%dx%d.png", strings.ReplaceAll(t.Name(), "/", "_"), size[0], size[1]))
+		if err := os.WriteFile(name, png, 0o644); err == nil {
+			t.Logf("screenshot: %s", name)
+		}
+	}
+}
+
+func (p *page) do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait polls a JavaScript condition in the page until it is true.
+func wait(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		t.Fatalf("waiting for %s (%s): %v", what, cond, err)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+func TestBrowser(t *testing.T) {
+	p := newPage(t)
+
+	t.Run("the list loads", func(t *testing.T) {
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/"))
+		wait(t, ctx, "four rows", `document.querySelectorAll('#list li.row').length === 4`)
+		ms := eval[float64](t, ctx, `performance.now()`)
+		t.Logf("first render of the list: %.0f ms after navigation start (an upper bound)", ms)
+		titles := eval[[]string](t, ctx, `[...document.querySelectorAll('#list .row-title')].map(e => e.textContent)`)
+		if !strings.Contains(titles[3], "项目计划") || !strings.Contains(titles[0], `<img src=x onerror="window.__xss=1"> hostile`) {
+			t.Fatalf("titles = %q", titles)
+		}
+	})
+
+	t.Run("typing 项目 shows highlighted hits and a hit opens the transcript at it", func(t *testing.T) {
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/"), chromedp.WaitVisible(chromedp.CSS("#list li.row")),
+			chromedp.SendKeys(chromedp.CSS("#q"), "项目"))
+		wait(t, ctx, "hits", `document.querySelectorAll('#list li.hit mark').length > 0`)
+		marks := eval[[]string](t, ctx, `[...document.querySelectorAll('#list mark')].map(m => m.textContent)`)
+		for _, m := range marks {
+			if m != "项目" {
+				t.Errorf("highlighted %q", m)
+			}
+		}
+		if got := eval[string](t, ctx, `location.search`); got != "?q=%E9%A1%B9%E7%9B%AE" {
+			t.Errorf("URL query = %q", got)
+		}
+		target := eval[string](t, ctx, `document.querySelector('#list li.hit').dataset.msg`)
+		p.do(t, ctx, chromedp.Click(chromedp.CSS("#list li.hit a")))
+		wait(t, ctx, "the target message", `document.querySelector('.msg.target') !== null`)
+		if got := eval[string](t, ctx, `document.querySelector('.msg.target').dataset.id`); got != target {
+			t.Fatalf("opened at message %s, want %s", got, target)
+		}
+		wait(t, ctx, "the target on screen", `(r => r.top >= 0 && r.bottom <= innerHeight + 1)(document.querySelector('.msg.target').getBoundingClientRect())`)
+		if got := eval[string](t, ctx, `location.pathname + location.hash`); got != "/s/"+servetest.Project+"#m"+target {
+			t.Errorf("URL = %q", got)
+		}
+	})
+
+	t.Run("a message another process writes appears without a reload", func(t *testing.T) {
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/s/"+servetest.Docker))
+		wait(t, ctx, "the transcript", `document.querySelectorAll('.msg').length === 4`)
+		wait(t, ctx, "the live stream", `document.getElementById('live').classList.contains('on')`)
+		eval[bool](t, ctx, `window.__sameDocument = true`)
+		servetest.AppendFromProcess(t, p.path, servetest.Docker, "appended by **another process** 进程")
+		wait(t, ctx, "the new message", `document.querySelectorAll('.msg').length === 5`)
+		if got := eval[string](t, ctx, `document.querySelector('.msg:last-child .msg-body').textContent`); got != "appended by another process 进程" {
+			t.Errorf("new message = %q", got)
+		}
+		if !eval[bool](t, ctx, `window.__sameDocument === true`) {
+			t.Error("the page reloaded")
+		}
+	})
+
+	t.Run("hostile text renders as text", func(t *testing.T) {
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/s/"+servetest.Hostile))
+		wait(t, ctx, "the transcript", fmt.Sprintf(`document.querySelectorAll('.msg').length === %d`, len(servetest.XSS)))
+		bad := eval[[]string](t, ctx, `[...document.querySelectorAll('main script, main img, main iframe, main svg:not(.lineage-svg), main b, main [onerror], main [onmouseover], a[href^="javascript"]')].map(e => e.outerHTML)`)
+		if len(bad) > 0 {
+			t.Errorf("hostile markup became elements: %q", bad)
+		}
+		text := eval[string](t, ctx, `document.querySelector('.messages').textContent`)
+		for _, want := range []string{`<script>window.__xss=1</script>`, `<img src=x onerror="window.__xss=1">`,
+			`[click me](javascript:window.__xss=1)`, `<b onmouseover="window.__xss=1">bold</b>`, "\u202egnp.exe\u202c", "zero\u200bwidth",
+			`<iframe src="javascript:window.__xss=1"></iframe>`, `&lt;escaped&gt; &amp;`, `<svg><script>window.__xss=1</script></svg>`} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the transcript does not show %q as text", want)
+			}
+		}
+		if h1 := eval[string](t, ctx, `document.querySelector('.session-head h1').textContent`); h1 != `<img src=x onerror="window.__xss=1"> hostile` {
+			t.Errorf("title = %q", h1)
+		}
+		// HTML inside the snippet markers of a search hit
+		p.do(t, ctx, chromedp.Navigate(p.url+"/?q=bold"))
+		wait(t, ctx, "the hit", `document.querySelector('#list li.hit mark') !== null`)
+		if got := eval[string](t, ctx, `document.querySelector('#list li.hit .snippet').textContent`); !strings.Contains(got, `<b onmouseover="window.__xss=1">`) {
+			t.Errorf("snippet = %q", got)
+		}
+		if eval[bool](t, ctx, `document.querySelector('#list b') !== null || window.__xss !== undefined`) {
+			t.Error("markup inside snippet markers became an element")
+		}
+	})
+
+	t.Run("the charts draw", func(t *testing.T) {
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/stats"))
+		wait(t, ctx, "six charts", `document.querySelectorAll('#stats-pane figure svg').length === 6`)
+		for i := range 6 {
+			if n := eval[int](t, ctx, fmt.Sprintf(`document.querySelectorAll('#stats-pane figure')[%d].querySelectorAll('rect.bar').length`, i)); n == 0 {
+				t.Errorf("chart %d has no bars", i)
+			}
+		}
+	})
+
+	t.Run("at 390 px one pane shows at a time", func(t *testing.T) {
+		ctx := p.tab(t, 390, 844)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/"))
+		wait(t, ctx, "rows", `document.querySelectorAll('#list li.row').length === 4`)
+		if eval[bool](t, ctx, `getComputedStyle(document.getElementById('detail-pane')).display !== 'none'`) {
+			t.Error("the transcript pane shows beside the list")
+		}
+		p.do(t, ctx, chromedp.Click(chromedp.CSS("#list li.row a")))
+		wait(t, ctx, "the transcript alone", `document.querySelectorAll('.msg').length > 0 && getComputedStyle(document.getElementById('list-pane')).display === 'none'`)
+		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("the page is %d px wide", w)
+		}
+	})
+
+	t.Run("keyboard", func(t *testing.T) {
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/"))
+		wait(t, ctx, "rows", `document.querySelectorAll('#list li.row').length === 4`)
+		wait(t, ctx, "the live stream", `document.getElementById('live').classList.contains('on')`)
+		rows := eval[[]string](t, ctx, `[...document.querySelectorAll('#list li.row')].map(li => li.dataset.id)`)
+		p.do(t, ctx, chromedp.KeyEvent("j"))
+		wait(t, ctx, "the first row selected", `document.activeElement.dataset.id === '`+rows[0]+`'`)
+		p.do(t, ctx, chromedp.KeyEvent("j"), chromedp.KeyEvent("j"), chromedp.KeyEvent("k"))
+		if got := eval[string](t, ctx, `document.querySelector('#list [aria-selected=true]').dataset.id`); got != rows[1] {
+			t.Errorf("j j j k selected %s, want %s", got, rows[1])
+		}
+		p.do(t, ctx, chromedp.Navigate(p.url+"/?q=tokenizer"))
+		wait(t, ctx, "hits", `document.querySelectorAll('#list li.hit').length === 3`)
+		p.do(t, ctx, chromedp.KeyEvent("j"), chromedp.KeyEvent("\r"))
+		wait(t, ctx, "the transcript", `location.pathname.startsWith('/s/') && document.querySelectorAll('.msg').length > 0`)
+		wait(t, ctx, "the lineage picture", `document.querySelectorAll('.lineage-svg .node').length === 3`)
+		p.do(t, ctx, chromedp.KeyEvent("/"))
+		if !eval[bool](t, ctx, `document.activeElement.id === 'q'`) {
+			t.Error("/ did not focus the search box")
+		}
+	})
+
+	if *readme {
+		t.Run("README screenshot", func(t *testing.T) {
+			ctx := p.tab(t, 1280, 800)
+			p.do(t, ctx, chromedp.Navigate(p.url+"/s/"+servetest.Project+"?q=项目"))
+			wait(t, ctx, "hits and transcript", `document.querySelectorAll('#list mark').length > 0 && document.querySelectorAll('.msg').length > 30`)
+			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile("../docs/serve.png", png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
