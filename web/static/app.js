@@ -114,7 +114,7 @@ async function loadList(reset) {
   $('new-hits').hidden = true;
   if (reset) state.offset = 0;
   const params = {
-    limit: 50, offset: state.offset, sort: 'activity',
+    limit: 30, offset: state.offset,
     source: $('f-source').value, archived: $('f-archived').value, pinned: $('f-pinned').checked,
   };
   $('list-status').textContent = 'Loading…';
@@ -132,6 +132,7 @@ async function loadList(reset) {
   $('list-status').textContent = data.total ? `${num(state.offset)} of ${num(data.total)} sessions` : 'No sessions.';
   $('more').hidden = state.offset >= data.total;
   markSelected(transcript.id);
+  if (!performance.getEntriesByName('list-rendered').length) performance.mark('list-rendered');
 }
 
 function sessionRow(s) {
