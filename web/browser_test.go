@@ -20,7 +20,7 @@ import (
 	"github.com/sessiondb/sessiondb/web"
 )
 
-var readme = flag.Bool("readme", false, "write the README screenshot, docs/serve.png")
+var readme = flag.Bool("readme", false, "write the README screenshots, docs/serve.png and docs/serve-usage.png")
 
 func TestMain(m *testing.M) { servetest.Main(m) }
 
@@ -271,6 +271,14 @@ func TestBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile("../docs/serve.png", png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.do(t, ctx, chromedp.Navigate(p.url+"/stats"))
+			wait(t, ctx, "charts", `document.querySelectorAll('#stats-pane figure svg').length === 6`)
+			if png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot()); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile("../docs/serve-usage.png", png, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		})

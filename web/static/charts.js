@@ -11,7 +11,7 @@ const fmt = v => num(v);
 export function stacked(rows, series, { label, format = fmt, height = 220 } = {}) {
   const pad = { l: 52, r: 8, t: 10, b: 36 };
   const bw = Math.max(6, Math.min(28, 720 / Math.max(rows.length, 1)));
-  const width = pad.l + pad.r + rows.length * (bw + 4);
+  const width = Math.max(420, pad.l + pad.r + rows.length * (bw + 4));
   const total = r => series.reduce((s, k) => s + (r[k.key] || 0), 0);
   const maxV = Math.max(1, ...rows.map(total));
   const y = v => pad.t + (height - pad.t - pad.b) * (1 - v / maxV);
