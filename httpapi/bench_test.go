@@ -129,8 +129,9 @@ func pct(ts []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// TestLoad: 64 clients over HTTP (search, list, transcript pages, in
-// turn) for SESSIONDB_LOAD_SECONDS (default 30) while one writer appends
+// TestLoad: 64 clients (SESSIONDB_LOAD_CLIENTS) over HTTP (search, list,
+// transcript pages, in turn, each sending its next request as soon as the
+// last is answered) for SESSIONDB_LOAD_SECONDS (default 30) while one writer appends
 // ten messages a second and an event stream follows. It asserts no error
 // and reports the latencies.
 func TestLoad(t *testing.T) {
@@ -145,6 +146,10 @@ func TestLoad(t *testing.T) {
 	secs := 30
 	if s := os.Getenv("SESSIONDB_LOAD_SECONDS"); s != "" {
 		secs, _ = strconv.Atoi(s)
+	}
+	clients := 64
+	if s := os.Getenv("SESSIONDB_LOAD_CLIENTS"); s != "" {
+		clients, _ = strconv.Atoi(s)
 	}
 	paths := serverPaths(t, db)
 	order := []string{"search_word", "list_50", "messages", "search_cjk", "list", "messages_tail", "search_prefix", "search_phrase"}
@@ -194,12 +199,12 @@ func TestLoad(t *testing.T) {
 		}
 	})
 
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	var mu sync.Mutex
 	var all []time.Duration
 	var errs atomic.Int64
 	var firstErr atomic.Value
-	for c := range 64 {
+	for c := range clients {
 		wg.Go(func() {
 			var mine []time.Duration
 			for i := c; ctx.Err() == nil; i++ {
@@ -228,8 +233,8 @@ func TestLoad(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d s, 64 clients: %d requests (%.0f/s), %d errors, p50 %.2f ms, p99 %.2f ms, max %.2f ms; writer appended %d (%d errors); event stream %d lines",
-		secs, len(all), float64(len(all))/float64(secs), errs.Load(), ms(pct(all, 50)), ms(pct(all, 99)), ms(pct(all, 100)),
+	t.Logf("%d s, %d clients: %d requests (%.0f/s), %d errors, p50 %.2f ms, p99 %.2f ms, max %.2f ms; writer appended %d (%d errors); event stream %d lines",
+		secs, clients, len(all), float64(len(all))/float64(secs), errs.Load(), ms(pct(all, 50)), ms(pct(all, 99)), ms(pct(all, 100)),
 		appended.Load(), writeErrs.Load(), events.Load())
 	if errs.Load() > 0 || writeErrs.Load() > 0 {
 		t.Errorf("%d request errors, %d write errors; first: %v", errs.Load(), writeErrs.Load(), firstErr.Load())
