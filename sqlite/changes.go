@@ -88,10 +88,13 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		return nil, nil, 0, db.mapErr("changes", err)
 	}
 	defer tx.Rollback()
+	// Only the start of a text is read (as bytes: SQLite's character
+	// functions stop at a NUL); structured content, JSON behind
+	// ContentJSONPrefix, is read whole to be decoded, as search's context is.
 	rows, err := tx.QueryContext(ctx, `SELECT id, session_id, role, timestamp, tool_name,
-		CASE WHEN substr(content, 1, ?) = ? THEN content ELSE substr(content, 1, ?) END
-		FROM messages WHERE id > ? ORDER BY id LIMIT ?`,
-		len(sessiondb.ContentJSONPrefix), sessiondb.ContentJSONPrefix, changePreviewChars+1, afterMessageID, limit)
+		CASE WHEN substr(CAST(content AS BLOB), 1, 6) = x'006a736f6e3a' THEN content
+		ELSE CAST(substr(CAST(content AS BLOB), 1, ?) AS TEXT) END
+		FROM messages WHERE id > ? ORDER BY id LIMIT ?`, 4*changePreviewChars, afterMessageID, limit)
 	if err != nil {
 		return nil, nil, 0, db.mapErr("changes", err)
 	}
@@ -113,7 +116,7 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		}
 		if content.Valid {
 			text := sessiondb.ContentText(sessiondb.DecodeContent(&content.String))
-			if r := []rune(text); len(r) > changePreviewChars {
+			if r := []rune(sessiondb.ScrubText(text)); len(r) > changePreviewChars {
 				text = string(r[:changePreviewChars])
 			}
 			m.Content = text
