@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/httpapi"
 	"github.com/sessiondb/sessiondb/internal/servetest"
 	"github.com/sessiondb/sessiondb/internal/testenv"
@@ -29,6 +31,7 @@ type page struct {
 	url, path string
 	browser   context.Context
 	srv       *httpapi.Server
+	db        *sqlite.DB
 }
 
 func newPage(t *testing.T) *page {
@@ -44,10 +47,14 @@ func newPage(t *testing.T) *page {
 }
 
 // servePage serves db and starts Chromium.
-func servePage(t *testing.T, db *sqlite.DB, path string) *page {
+func servePage(t *testing.T, db *sqlite.DB, path string, change ...func(*httpapi.Config)) *page {
 	t.Helper()
 	chromium := testenv.Program(t, "chromium", "to test the web page in a real browser")
-	srv, err := httpapi.New(httpapi.Config{Store: db, Assets: web.FS(), PollInterval: 100 * time.Millisecond})
+	cfg := httpapi.Config{Store: db, Assets: web.FS(), PollInterval: 100 * time.Millisecond}
+	for _, c := range change {
+		c(&cfg)
+	}
+	srv, err := httpapi.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +70,7 @@ func servePage(t *testing.T, db *sqlite.DB, path string) *page {
 	if err := chromedp.Do(bctx); err != nil { // start the browser
 		t.Fatalf("start chromium: %v", err)
 	}
-	return &page{url: ts.URL, path: path, browser: bctx, srv: srv}
+	return &page{url: ts.URL, path: path, browser: bctx, srv: srv, db: db}
 }
 
 // tab opens a new tab at the given viewport; on failure the test's
@@ -118,9 +125,9 @@ func wait(t *testing.T, ctx context.Context, what, cond string) {
 	}
 }
 
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+func eval[T any](t *testing.T, ctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
@@ -258,6 +265,71 @@ func TestBrowser(t *testing.T) {
 		p.do(t, ctx, chromedp.KeyEvent("/"))
 		if !eval[bool](t, ctx, `document.activeElement.id === 'q'`) {
 			t.Error("/ did not focus the search box")
+		}
+	})
+
+	t.Run("a 10,000-message session opens at once and fills in", func(t *testing.T) {
+		const id, n = "20260505_090000_b16b16", 10000
+		if _, err := p.db.CreateSession(t.Context(), sessiondb.NewSession{ID: id, Source: "cli", StartedAt: float64(servetest.Base.Unix())}); err != nil {
+			t.Fatal(err)
+		}
+		ms := make([]sessiondb.NewMessage, n)
+		for i := range ms {
+			ms[i] = sessiondb.NewMessage{Role: []string{"user", "assistant"}[i%2], Timestamp: float64(servetest.Base.Unix() + int64(i)),
+				Content: fmt.Sprintf("message %d: some **Markdown** and `code`, 中文 text to wrap the line a little", i+1)}
+		}
+		if _, err := p.db.AppendMessages(t.Context(), id, ms); err != nil {
+			t.Fatal(err)
+		}
+		late, err := p.db.Messages(t.Context(), id, sessiondb.MessageFilter{Offset: 9000, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/s/"+id+"#m"+fmt.Sprint(late[0].ID)))
+		wait(t, ctx, "the first page", `document.querySelectorAll('.msg').length >= 250`)
+		first := eval[float64](t, ctx, `performance.now()`)
+		wait(t, ctx, "the deep-linked message on screen", `(e => e && e.classList.contains('target') && (r => r.top >= 0 && r.bottom <= innerHeight + 1)(e.getBoundingClientRect()))(document.getElementById('m`+fmt.Sprint(late[0].ID)+`'))`)
+		wait(t, ctx, "every message", fmt.Sprintf(`document.querySelectorAll('.msg').length === %d`, n))
+		all := eval[float64](t, ctx, `performance.now()`)
+		longTasks := eval[string](t, ctx, `new Promise(done => new PerformanceObserver(l => done(JSON.stringify(l.getEntries().map(e => [Math.round(e.startTime), Math.round(e.duration)])))).observe({type: "longtask", buffered: true}))`, chromedp.EvalAwaitPromise)
+		t.Logf("10,000 messages: first page shown %.0f ms after navigation start, all %.0f ms; long tasks [start, ms]: %s", first, all, longTasks)
+	})
+
+	t.Run("another origin cannot change anything", func(t *testing.T) {
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, "<!doctype html><title>elsewhere</title>")
+		}))
+		defer evil.Close()
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(evil.URL+"/"))
+		target := p.url + "/api/v1/sessions/" + servetest.Docker
+		got := eval[[]string](t, ctx, `(async () => {
+			const out = [];
+			const tries = [
+				['POST', '/end', 'no-cors', {}],
+				['POST', '/end', 'no-cors', {'Content-Type': 'text/plain'}],
+				['PATCH', '', 'cors', {'X-Sessiondb': '1', 'Content-Type': 'application/json'}],
+				['DELETE', '', 'cors', {'X-Sessiondb': '1'}],
+				['POST', '/end', 'cors', {'X-Sessiondb': '1'}],
+			];
+			for (const [method, path, mode, headers] of tries) {
+				try {
+					const r = await fetch('`+target+`' + path, {method, mode, headers, credentials: 'include', body: method === 'DELETE' ? undefined : '{"pinned":true}'});
+					out.push(method + path + ' ' + r.type + ' ' + r.status);
+				} catch (e) {
+					out.push(method + path + ' refused');
+				}
+			}
+			return out;
+		})()`, chromedp.EvalAwaitPromise)
+		t.Logf("from %s: %q", evil.URL, got)
+		s, err := p.db.Session(t.Context(), servetest.Docker)
+		if err != nil {
+			t.Fatalf("the session is gone: %v", err)
+		}
+		if s.EndedAt != nil || s.Pinned != 0 {
+			t.Fatalf("another origin changed the session: ended %v, pinned %d", s.EndedAt, s.Pinned)
 		}
 	})
 

@@ -7,7 +7,7 @@ import { markdown } from './markdown.js';
 import { api, qs } from './api.js';
 import { lineagePicture } from './lineage.js';
 
-const PAGE = 500;
+const PAGE = 250;
 
 export class Transcript {
   constructor(root, { readOnly, navigate, onChanged }) {
