@@ -190,6 +190,49 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("the list reorders live and a search counts new hits", func(t *testing.T) {
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(p.url+"/"))
+		wait(t, ctx, "rows and the live stream", `document.querySelectorAll('#list li.row').length === 4 && document.getElementById('live').classList.contains('on')`)
+		if eval[string](t, ctx, `document.querySelector('#list li.row').dataset.id`) == servetest.Project {
+			t.Fatal("the Chinese session is already first")
+		}
+		servetest.AppendFromProcess(t, p.path, servetest.Project, "新的消息")
+		wait(t, ctx, "the session moved to the top", `document.querySelector('#list li.row').dataset.id === '`+servetest.Project+`'`)
+
+		p.do(t, ctx, chromedp.SendKeys(chromedp.CSS("#q"), "部署"))
+		wait(t, ctx, "the search", `document.getElementById('list-status').textContent === 'No matches.'`)
+		servetest.AppendFromProcess(t, p.path, servetest.Docker, "部署 is done")
+		wait(t, ctx, "the badge", `!document.getElementById('new-hits').hidden && document.getElementById('new-hits').textContent === '1 new'`)
+		p.do(t, ctx, chromedp.Click(chromedp.CSS("#new-hits")))
+		wait(t, ctx, "the new hit", `document.querySelectorAll('#list li.hit mark').length === 1 && document.getElementById('new-hits').hidden`)
+	})
+
+	t.Run("a token server asks for it and keeps it in an HttpOnly cookie", func(t *testing.T) {
+		const token = "browser-test-token-0123456789"
+		srv, err := httpapi.New(httpapi.Config{Store: p.db, Assets: web.FS(), Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv)
+		defer ts.Close()
+		defer srv.Close(context.Background())
+		url := strings.Replace(ts.URL, "127.0.0.1", "localhost", 1) // another cookie jar entry than the other tabs'
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(url+"/"))
+		wait(t, ctx, "the login dialog", `document.getElementById('login').open`)
+		if n := eval[int](t, ctx, `document.querySelectorAll('#list li').length`); n != 0 {
+			t.Fatalf("%d rows shown without the token", n)
+		}
+		p.do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), "wrong"), chromedp.Click(chromedp.CSS("#login-form button")))
+		wait(t, ctx, "the refusal", `document.getElementById('login-error').textContent !== ''`)
+		p.do(t, ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(url+"/#token="+token)) // as the link serve prints opens
+		wait(t, ctx, "the list", `document.querySelectorAll('#list li.row').length === 4 && !document.getElementById('login').open`)
+		if got := eval[string](t, ctx, `location.hash + document.cookie`); got != "" {
+			t.Errorf("the token is readable by script or left in the URL: %q", got)
+		}
+	})
+
 	t.Run("hostile text renders as text", func(t *testing.T) {
 		ctx := p.tab(t, 1280, 800)
 		p.do(t, ctx, chromedp.Navigate(p.url+"/s/"+servetest.Hostile))

@@ -14,11 +14,8 @@ let searchCtl = null;
 async function main() {
   setUnauthorized(showLogin);
   $('login-form').addEventListener('submit', login);
-  const m = location.hash.match(/^#token=([\w-]+)$/);
-  if (m) {
-    history.replaceState(null, '', location.pathname + location.search);
-    await api('/login', { method: 'POST', body: { token: m[1] } }).catch(() => {});
-  }
+  await tokenFromHash();
+  window.addEventListener('hashchange', async () => { if (await tokenFromHash()) location.reload(); });
   try {
     state.info = await api('/info');
   } catch {
@@ -349,6 +346,17 @@ async function showStats() {
 }
 
 // --- login ---
+
+// tokenFromHash logs in with the token of a /#token=… link (the URL serve
+// prints), then drops it from the URL; the fragment never reaches the
+// server or its log.
+async function tokenFromHash() {
+  const m = location.hash.match(/^#token=([\w-]+)$/);
+  if (!m) return false;
+  history.replaceState(null, '', location.pathname + location.search);
+  await api('/login', { method: 'POST', body: { token: m[1] } }).catch(() => {});
+  return true;
+}
 
 function showLogin() {
   if (!$('login').open) $('login').showModal();
