@@ -220,6 +220,22 @@ func TestLineageStatsExport(t *testing.T) {
 	if len(st.Rows) == 0 {
 		t.Error("no days")
 	}
+	var dm struct {
+		Rows []struct {
+			Day string
+			sessiondb.UsageRow
+		}
+	}
+	f.get(t, "/api/v1/stats?group_by=day_model&until=2026-05-02", &dm)
+	var got []string
+	for _, r := range dm.Rows {
+		got = append(got, r.Day+" "+r.Key)
+	}
+	// the sessions' days in the server's zone (servetest.Base is 09:00 UTC)
+	day := func(d int) string { return servetest.Base.AddDate(0, 0, d).Local().Format("2006-01-02") }
+	if want := []string{day(0) + " qwen3-coder", day(1) + " claude-sonnet-4", day(1) + " claude-haiku-4"}; !slices.Equal(got, want) {
+		t.Errorf("day_model rows = %q, want %q", got, want)
+	}
 	status, body, _ := f.do(t, "GET", "/api/v1/stats?group_by=source&until=2026-05-02", "")
 	if status != 400 {
 		t.Errorf("until without day: %d %s", status, body)

@@ -21,6 +21,13 @@ type UsageReporter interface {
 	UsageStats(ctx context.Context, by string, since float64) ([]sessiondb.UsageRow, error)
 }
 
+// DailyUsageReporter is the optional interface of a Store that totals
+// usage per day and model in one call: a map from the day (2026-05-01) to
+// one row per model (Key the model). The SQLite store has it.
+type DailyUsageReporter interface {
+	DailyModelUsage(ctx context.Context, since float64) (map[string][]sessiondb.UsageRow, error)
+}
+
 // ChangeFeed is the optional interface of a Store that reports what other
 // writers (and other processes) commit, so /api/v1/events can push it
 // without rescanning tables. The SQLite store implements it with PRAGMA
@@ -220,11 +227,13 @@ func (s *Server) Close(ctx context.Context) error {
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	_, usage := s.cfg.Store.(UsageReporter)
+	_, daily := s.cfg.Store.(DailyUsageReporter)
 	writeJSON(w, http.StatusOK, map[string]any{
-		"read_only": s.cfg.ReadOnly,
-		"auth":      s.cfg.Token != "",
-		"events":    s.hub != nil,
-		"stats":     usage,
+		"read_only":       s.cfg.ReadOnly,
+		"auth":            s.cfg.Token != "",
+		"events":          s.hub != nil,
+		"stats":           usage,
+		"stats_day_model": usage && daily,
 	})
 }
 

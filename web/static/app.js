@@ -306,11 +306,11 @@ async function showStats() {
   pane.append(h('p', { class: 'status' }, 'Loading…'));
   try {
     const [total, days, models, sources, top] = await Promise.all([
-      api('/stats'), api('/stats?group_by=day'), api('/stats?group_by=model'),
-      api('/stats?group_by=source'), api('/sessions?limit=200&children=1&archived=1'),
+      api('/stats'), state.info.stats_day_model ? api('/stats?group_by=day_model') : api('/stats?group_by=day'),
+      api('/stats?group_by=model'), api('/stats?group_by=source'), api('/sessions?limit=200&children=1&archived=1'),
     ]);
     const t = total.rows[0] || {};
-    const dayRows = days.rows.slice(0, 90).reverse(); // the 90 latest days with sessions
+    const perDay = dayModel(days);
     const byModel = new Map();
     for (const r of models.rows) {
       const m = byModel.get(r.key) || { key: r.key, tokens: 0, cost: 0 };
@@ -327,11 +327,8 @@ async function showStats() {
           ['Input tokens', num(t.input_tokens)], ['Output tokens', num(t.output_tokens)], ['Estimated cost', usd(t.estimated_cost_usd)]]
           .map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, v)))),
       h('div', { class: 'charts' },
-        stacked(dayRows, [{ key: 'input_tokens', label: 'input' }, { key: 'output_tokens', label: 'output' },
-          { key: 'cache_read_tokens', label: 'cache read' }, { key: 'reasoning_tokens', label: 'reasoning' }],
-        { label: 'Tokens per day' }),
-        stacked(dayRows.map(r => ({ key: r.key, cost: r.actual_cost_usd || r.estimated_cost_usd })), [{ key: 'cost', label: 'cost (USD)' }],
-          { label: 'Cost per day', format: usd }),
+        stacked(perDay.tokens, perDay.series, { label: 'Tokens per day, by model' }),
+        stacked(perDay.cost, perDay.series, { label: 'Cost per day, by model', format: usd }),
         bars([...byModel.values()], { label: 'Tokens by model', value: r => r.tokens, name: r => r.key }),
         bars([...byModel.values()].sort((a, b) => b.cost - a.cost), { label: 'Cost by model', value: r => r.cost, name: r => r.key, format: usd, series: 's1' }),
         bars(sources.rows, { label: 'Tokens by source', value: r => r.input_tokens + r.output_tokens, name: r => r.key, series: 's2' }),
@@ -343,6 +340,34 @@ async function showStats() {
   } catch (e) {
     clear(pane).append(h('p', { class: 'error' }, e.message));
   }
+}
+
+// dayModel turns the rows of group_by=day_model (or, from a store without
+// it, group_by=day) into the last 90 days' columns stacked by model: the
+// five largest models, the rest as "other".
+function dayModel({ group_by: by, rows }) {
+  if (by !== 'day_model') {
+    const days = rows.slice(0, 90).reverse();
+    const series = [{ key: 'all', label: 'all models' }];
+    return { series, tokens: days.map(r => ({ key: r.key, all: r.input_tokens + r.output_tokens })),
+      cost: days.map(r => ({ key: r.key, all: r.actual_cost_usd || r.estimated_cost_usd })) };
+  }
+  const size = new Map();
+  for (const r of rows) size.set(r.key, (size.get(r.key) || 0) + r.input_tokens + r.output_tokens);
+  const top = [...size.entries()].sort((a, b) => b[1] - a[1]).slice(0, 5).map(e => e[0]);
+  const series = top.map(m => ({ key: m, label: m }));
+  if (size.size > top.length) series.push({ key: '\u0000other', label: 'other' });
+  const tokens = new Map(), cost = new Map();
+  for (const r of rows) {
+    const k = top.includes(r.key) ? r.key : '\u0000other';
+    for (const [m, v] of [[tokens, r.input_tokens + r.output_tokens], [cost, r.actual_cost_usd || r.estimated_cost_usd]]) {
+      const d = m.get(r.day) || { key: r.day };
+      d[k] = (d[k] || 0) + v;
+      m.set(r.day, d);
+    }
+  }
+  const last = xs => [...xs.values()].slice(-90);
+  return { series, tokens: last(tokens), cost: last(cost) };
 }
 
 // --- login ---
