@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,14 @@ func TestBrowser(t *testing.T) {
 		ctx := p.tab(t, 1280, 800)
 		p.do(t, ctx, chromedp.Navigate(p.url+"/s/"+servetest.Docker))
 		wait(t, ctx, "the transcript", `document.querySelectorAll('.msg').length === 4`)
+		folds := eval[[]string](t, ctx, `[...document.querySelectorAll('details.fold')].map(d => d.className + ': ' + d.querySelector('summary').textContent + (d.open ? ' (open)' : ''))`)
+		if want := []string{"fold reasoning: Reasoning", "fold tool-call: Tool call: read_file", "fold tool-result: Result of read_file · 5 lines"}; !slices.Equal(folds, want) {
+			t.Errorf("folded parts = %q, want %q", folds, want)
+		}
+		if got := eval[[]string](t, ctx, `[...document.querySelectorAll('.msg:last-child .md a, .msg:last-child .md strong, .msg:last-child .md code')].map(e => e.tagName + ' ' + e.textContent + ' ' + (e.getAttribute('href') || ''))`); !slices.Equal(got, []string{
+			"STRONG service name ", "CODE db ", "CODE localhost ", "CODE db:5432 ", "A the docs https://docs.docker.com/compose/networking/"}) {
+			t.Errorf("Markdown elements = %q", got)
+		}
 		wait(t, ctx, "the live stream", `document.getElementById('live').classList.contains('on')`)
 		eval[bool](t, ctx, `window.__sameDocument = true`)
 		servetest.AppendFromProcess(t, p.path, servetest.Docker, "appended by **another process** 进程")

@@ -87,6 +87,13 @@ func TestServe(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("page: %d %v", resp.StatusCode, resp.Header)
 	}
+	// an open event stream does not hold the shutdown up: were it to, the
+	// shutdown would end at its 5 s deadline with an error (exit 1)
+	events, err := http.Get(url + "api/v1/events")
+	if err != nil || events.StatusCode != 200 {
+		t.Fatalf("events: %v %v", events, err)
+	}
+	defer events.Body.Close()
 	if code := stop(); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
