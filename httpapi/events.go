@@ -60,7 +60,6 @@ type hub struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	ready    chan struct{} // closed once the cursor is set
-	initErr  error
 
 	mu      sync.Mutex
 	ring    []event
@@ -77,40 +76,41 @@ func newHub(feed ChangeFeed, interval time.Duration) *hub {
 		wake: make(chan struct{}), prints: map[string]string{}}
 }
 
-// start begins polling on the first stream.
-func (h *hub) start() error {
+// start begins polling on the first stream and waits until the hub has
+// its starting cursor (or ctx, the request's, ends).
+func (h *hub) start(ctx context.Context) error {
 	h.once.Do(func() {
 		go h.run()
 	})
 	select {
 	case <-h.ready:
+		return nil
 	case <-h.ctx.Done():
+		return sessiondb.Errorf(sessiondb.EUNAVAILABLE, "the server is stopping")
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(10 * time.Second):
+		return sessiondb.Errorf(sessiondb.EUNAVAILABLE, "the store does not answer the change feed; try again")
 	}
-	return h.initErr
 }
 
 func (h *hub) close() { h.cancel() }
 
 func (h *hub) run() {
 	ctx := h.ctx
-	version, err := h.feed.DataVersion(ctx)
-	if err == nil {
-		h.lastMsg, h.seq, err = h.feed.ChangeHead(ctx)
-	}
-	if err == nil {
-		var sess []*sessiondb.Session
-		_, sess, _, err = h.feed.Changes(ctx, h.lastMsg, h.seq, 1)
-		h.mu.Lock()
-		for _, s := range sess {
-			h.prints[s.ID] = print(s)
+	var version int64
+	for {
+		err := h.init(ctx, &version)
+		if err == nil {
+			break
 		}
-		h.mu.Unlock()
+		select { // a busy or unreachable store: try again
+		case <-ctx.Done():
+			return
+		case <-time.After(h.interval):
+		}
 	}
-	h.initErr = err
 	close(h.ready)
-	if err != nil {
-		return
-	}
 	t := time.NewTicker(h.interval)
 	defer t.Stop()
 	for {
@@ -129,6 +129,30 @@ func (h *hub) run() {
 	}
 }
 
+// init sets the starting cursor, the data version and the rows of the
+// recent sessions as they are now.
+func (h *hub) init(ctx context.Context, version *int64) error {
+	v, err := h.feed.DataVersion(ctx)
+	if err != nil {
+		return err
+	}
+	lastMsg, seq, err := h.feed.ChangeHead(ctx)
+	if err != nil {
+		return err
+	}
+	_, sess, _, err := h.feed.Changes(ctx, lastMsg, seq, 1)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*version, h.lastMsg, h.seq = v, lastMsg, seq
+	for _, s := range sess {
+		h.prints[s.ID] = fingerprint(s)
+	}
+	return nil
+}
+
 // poll reads every change since the hub's cursor into the ring.
 func (h *hub) poll(ctx context.Context) error {
 	for {
@@ -145,7 +169,7 @@ func (h *hub) poll(ctx context.Context) error {
 		cursor := cursorID(last, seq)
 		h.mu.Lock()
 		for _, s := range sess {
-			if p := print(s); h.prints[s.ID] != p {
+			if p := fingerprint(s); h.prints[s.ID] != p {
 				h.prints[s.ID] = p
 				evs = append(evs, sessEvent(s, false, cursor))
 			}
@@ -171,7 +195,7 @@ func (h *hub) publishSession(s *sessiondb.Session, deleted bool) {
 	if deleted {
 		delete(h.prints, s.ID)
 	} else {
-		h.prints[s.ID] = print(s)
+		h.prints[s.ID] = fingerprint(s)
 	}
 	h.pushLocked([]event{sessEvent(s, deleted, cursor)})
 	h.mu.Unlock()
@@ -214,8 +238,8 @@ func (h *hub) position() (n, lastMsg, seq int64) {
 	return h.next, h.lastMsg, h.seq
 }
 
-// print is a session row as sent, to tell whether it changed.
-func print(s *sessiondb.Session) string {
+// fingerprint is a session row as sent, to tell whether it changed.
+func fingerprint(s *sessiondb.Session) string {
 	c := *s
 	c.SystemPrompt = nil
 	b, _ := json.Marshal(&c)
@@ -270,7 +294,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.releaseStream()
-	if err := s.hub.start(); err != nil {
+	if err := s.hub.start(r.Context()); err != nil {
 		writeError(w, err)
 		return
 	}
