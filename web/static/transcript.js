@@ -27,6 +27,7 @@ export class Transcript {
     this.loading = ctl;
     this.id = id;
     this.lastID = 0;
+    this.pending = false;
     this.target = target || 0;
     clear(this.root).append(h('p', { class: 'status' }, 'Loading…'));
     let s;
@@ -108,6 +109,19 @@ export class Transcript {
 
   // loadAll reads every page, yielding to the browser between pages.
   async loadAll(signal) {
+    this.filling = signal;
+    try {
+      await this.fill(signal);
+    } finally {
+      if (this.filling === signal) this.filling = null;
+    }
+    if (this.pending && !signal.aborted) {
+      this.pending = false;
+      this.more();
+    }
+  }
+
+  async fill(signal) {
     for (;;) {
       let page;
       try {
@@ -129,6 +143,7 @@ export class Transcript {
   appendMessages(list) {
     const frag = document.createDocumentFragment();
     for (const m of list) {
+      if (m.id <= this.lastID) continue; // already shown
       frag.append(renderMessage(m));
       this.lastID = Math.max(this.lastID, m.id);
     }
@@ -147,15 +162,24 @@ export class Transcript {
   // live: a message event for this session fetches what follows the last
   // message shown.
   async more() {
-    if (!this.id || this.fetching) return;
+    if (!this.id) return;
+    if (this.filling || this.fetching) {
+      this.pending = true; // fetched when the running read ends
+      return;
+    }
     this.fetching = true;
     try {
-      const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 80;
+      const pane = this.root.closest('.pane') || document.scrollingElement;
+      const stick = pane.scrollHeight - pane.scrollTop - pane.clientHeight < 80; // at the bottom: follow
       const page = await api('/sessions/' + encodeURIComponent(this.id) + '/messages' + qs({ after_id: this.lastID, limit: PAGE }));
       this.appendMessages(page.messages);
       if (stick && page.messages.length) this.msgs.lastChild.scrollIntoView({ block: 'end' });
     } catch { /* the next event tries again */ } finally {
       this.fetching = false;
+    }
+    if (this.pending) {
+      this.pending = false;
+      this.more();
     }
   }
 }
