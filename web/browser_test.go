@@ -306,7 +306,7 @@ func TestBrowser(t *testing.T) {
 		p.do(t, ctx, chromedp.KeyEvent("j"))
 		wait(t, ctx, "the first row selected", `document.activeElement.dataset.id === '`+rows[0]+`'`)
 		p.do(t, ctx, chromedp.KeyEvent("j"), chromedp.KeyEvent("j"), chromedp.KeyEvent("k"))
-		if got := eval[string](t, ctx, `document.querySelector('#list [aria-selected=true]').dataset.id`); got != rows[1] {
+		if got := eval[string](t, ctx, `document.querySelector('#list [aria-current]').dataset.id`); got != rows[1] {
 			t.Errorf("j j j k selected %s, want %s", got, rows[1])
 		}
 		p.do(t, ctx, chromedp.Navigate(p.url+"/?q=tokenizer"))

@@ -134,7 +134,7 @@ async function loadList(reset) {
 
 function sessionRow(s) {
   const last = s.last_active || s.last_activity_at || s.started_at;
-  return h('li', { role: 'option', class: 'row', tabindex: -1, dataset: { id: s.id, last }, 'aria-selected': 'false' },
+  return h('li', { class: 'row item', tabindex: -1, dataset: { id: s.id, last } },
     h('a', { href: '/s/' + encodeURIComponent(s.id), 'data-nav': true, class: 'row-link' },
       h('span', { class: 'row-title' }, s.pinned ? h('span', { class: 'pin', 'aria-label': 'pinned' }, '📌 ') : null,
         s.title || s.preview || s.id),
@@ -151,15 +151,22 @@ function updateRow(s, moved) {
   if (s.deleted) { old?.remove(); return; }
   if (!old) return false;
   const row = sessionRow({ ...s, preview: old.querySelector('.row-preview')?.textContent || '', last_active: moved ? Date.now() / 1000 : +old.dataset.last });
-  row.setAttribute('aria-selected', old.getAttribute('aria-selected'));
+  if (old.hasAttribute('aria-current')) row.setAttribute('aria-current', 'true');
   if (moved) { old.remove(); $('list').prepend(row); } else old.replaceWith(row);
   return true;
 }
 
 function markSelected(id) {
-  for (const li of document.querySelectorAll('#list [role=option]')) {
-    li.setAttribute('aria-selected', String(li.dataset.id === id || li.dataset.session === id && !li.dataset.id));
+  for (const li of document.querySelectorAll('#list .item')) {
+    select(li, li.dataset.id === id || (li.dataset.session === id && !li.dataset.id));
   }
+}
+
+// select marks the list item that is current (the open session, or the
+// one j/k moved to).
+function select(li, on) {
+  if (on) li.setAttribute('aria-current', 'true');
+  else li.removeAttribute('aria-current');
 }
 
 // --- search as you type ---
@@ -210,7 +217,7 @@ function renderHits({ hits, sessions }) {
           h('span', { class: 'row-meta' }, [hit.source, hit.model, fmtDate(hit.session_started)].filter(Boolean).join(' · '))),
         group));
     }
-    group.append(h('li', { role: 'option', class: 'hit', tabindex: -1, dataset: { session: hit.session_id, msg: hit.id }, 'aria-selected': 'false' },
+    group.append(h('li', { class: 'hit item', tabindex: -1, dataset: { session: hit.session_id, msg: hit.id } },
       h('a', { href: '/s/' + encodeURIComponent(hit.session_id) + qs({ q: state.q }) + '#m' + hit.id, 'data-nav': true, class: 'row-link' },
         h('span', { class: 'role role-' + hit.role }, hit.role), hit.tool_name ? h('span', { class: 'tool-name' }, hit.tool_name) : null,
         h('span', { class: 'snippet' }, marked(hit.snippet)))));
@@ -268,9 +275,9 @@ function keyboard(e) {
     return;
   }
   if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
-  const items = [...document.querySelectorAll('#list [role=option]')];
+  const items = [...document.querySelectorAll('#list .item')];
   let i = items.findIndex(li => li === document.activeElement || li.contains(document.activeElement));
-  if (i < 0) i = items.findIndex(li => li.getAttribute('aria-selected') === 'true');
+  if (i < 0) i = items.findIndex(li => li.hasAttribute('aria-current'));
   switch (e.key) {
     case '/':
       e.preventDefault();
@@ -281,7 +288,7 @@ function keyboard(e) {
     case 'k': {
       if (!items.length) return;
       const n = Math.max(0, Math.min(items.length - 1, i + (e.key === 'j' ? 1 : -1)));
-      items.forEach((li, k) => li.setAttribute('aria-selected', String(k === n)));
+      items.forEach((li, k) => select(li, k === n));
       items[n].focus();
       items[n].scrollIntoView({ block: 'nearest' });
       break;
