@@ -42,9 +42,10 @@ func (w *watchConn) close() error {
 // that reads no table, so a caller may ask it several times a second.
 func (db *DB) DataVersion(ctx context.Context) (int64, error) {
 	var v int64
-	if db.read == db.write {
+	if db.read.Stats().MaxOpenConnections == 1 {
 		// DELETE journal mode: one connection serves reads and writes, and
 		// holding it would block both; it is the same connection each time.
+		// (A read-only handle's pool has several: it keeps one, as WAL does.)
 		err := db.read.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v)
 		return v, db.mapErr("data version", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 func TestChanges(t *testing.T) {
@@ -67,5 +68,38 @@ func TestChanges(t *testing.T) {
 	msgs, _, _, err = db.Changes(ctx, 2, next, 100)
 	if err != nil || len(msgs) != 1 || msgs[0].Content != "parts" {
 		t.Fatalf("the multimodal message: %q %v", msgs[0].Content, err)
+	}
+}
+
+// TestDataVersionReadOnly: a read-only handle (a pool of connections) sees
+// another handle's commit, and nothing else moves its data version.
+func TestDataVersionReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	w := MustOpenPath(t, path)
+	if _, err := w.CreateSession(ctx, sessiondb.NewSession{ID: "s1", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	v0, err := r.DataVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 { // reads on every connection of the pool
+		if _, _, err := r.ListSessions(ctx, sessiondb.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := r.DataVersion(ctx); v != v0 {
+			t.Fatalf("data version moved without a commit: %d → %d", v0, v)
+		}
+	}
+	if _, err := w.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s1", Role: "user", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.DataVersion(ctx); v == v0 {
+		t.Fatal("the read-only handle did not see the commit")
 	}
 }
