@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/httpapi"
+	"github.com/sessiondb/sessiondb/internal/servetest"
 	"github.com/sessiondb/sessiondb/sqlite"
 	"github.com/sessiondb/sessiondb/web"
 )
@@ -34,20 +34,7 @@ func benchDB(tb testing.TB) (*sqlite.DB, string) {
 	if src == "" {
 		tb.Skip("SESSIONDB_BENCH_DB is not set (a copy of the 100k-message bench database is measured)")
 	}
-	dst := filepath.Join(tb.TempDir(), "state.db")
-	in, err := os.Open(src)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		tb.Fatal(err)
-	}
-	out.Close()
+	dst := servetest.CopyDB(tb, src)
 	db, err := sqlite.Open(dst, sqlite.Options{})
 	if err != nil {
 		tb.Fatal(err)

@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/httpapi"
+	"github.com/sessiondb/sessiondb/internal/servetest"
 	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
@@ -30,15 +30,7 @@ func TestHermesFixtures(t *testing.T) {
 		"大别山项目", "项目", "東京の天気", "서울", "🚀", "xylophonezzz"}
 	for _, src := range paths {
 		t.Run(filepath.Base(src), func(t *testing.T) {
-			b, err := os.ReadFile(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(t.TempDir(), "state.db")
-			if err := os.WriteFile(path, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			db, err := sqlite.Open(path, sqlite.Options{})
+			db, err := sqlite.Open(servetest.CopyDB(t, src), sqlite.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

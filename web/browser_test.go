@@ -417,14 +417,7 @@ func TestFirstRenderBench(t *testing.T) {
 	if src == "" {
 		t.Skip("SESSIONDB_BENCH_DB is not set")
 	}
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "state.db")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := servetest.CopyDB(t, src)
 	db, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ package servetest
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -118,4 +120,20 @@ func Seed(tb testing.TB, store sessiondb.Store) {
 		msg(Hostile, []string{"user", "assistant"}[i%2], x, 3, i)
 	}
 	usage(Hostile, "gpt-5", 1000, 100, 0.002)
+}
+
+// CopyDB copies the database file src (a fixture, a bench database) into a
+// temporary directory and returns the copy's path, so a test never writes
+// the original.
+func CopyDB(tb testing.TB, src string) string {
+	tb.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(tb.TempDir(), "state.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
