@@ -23,7 +23,7 @@ async function main() {
   }
   transcript = new Transcript($('detail'), { readOnly: state.info.read_only, navigate, onChanged: updateRow });
   wire();
-  await loadSources();
+  loadSources(); // the source filter fills in beside the first list
   route();
   live();
 }
