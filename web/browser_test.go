@@ -242,6 +242,27 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a multimodal message of a Hermes database shows its parts", func(t *testing.T) {
+		db, err := sqlite.Open(servetest.CopyDB(t, testenv.Shared("fixtures", "hermes-v11.db")), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		srv, err := httpapi.New(httpapi.Config{Store: db, Assets: web.FS()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv)
+		defer ts.Close()
+		defer srv.Close(context.Background()) // first: it ends the tab's event stream, which ts.Close waits for
+		ctx := p.tab(t, 1280, 800)
+		p.do(t, ctx, chromedp.Navigate(ts.URL+"/s/20260122_042112_14b081#m236"))
+		wait(t, ctx, "the message", `document.querySelector('#m236.target .parts') !== null`)
+		if got := eval[string](t, ctx, `document.querySelector('#m236 .parts').textContent + ' | ' + document.querySelector('#m236 .parts img').getAttribute('src')`); got != "What is in this screenshot of the docker dashboard? | data:image/png;base64,iVBORw0KGgo=" {
+			t.Errorf("parts = %q", got)
+		}
+	})
+
 	t.Run("hostile text renders as text", func(t *testing.T) {
 		ctx := p.tab(t, 1280, 800)
 		p.do(t, ctx, chromedp.Navigate(p.url+"/s/"+servetest.Hostile))
