@@ -72,7 +72,8 @@ func (s *Server) sessionsMatching(w http.ResponseWriter, r *http.Request, text s
 			writeError(w, err)
 			return
 		}
-		if (sess.Archived != 0 && !o.IncludeArchived && !o.ArchivedOnly) || (o.ArchivedOnly && sess.Archived == 0) || (o.PinnedOnly && sess.Pinned == 0) {
+		if sess.Hidden != 0 || (sess.Archived != 0 && !o.IncludeArchived && !o.ArchivedOnly) ||
+			(o.ArchivedOnly && sess.Archived == 0) || (o.PinnedOnly && sess.Pinned == 0) {
 			continue
 		}
 		sess.SystemPrompt = nil
