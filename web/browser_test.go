@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sessiondb/sessiondb"
@@ -338,6 +340,25 @@ func TestBrowser(t *testing.T) {
 		p.do(t, ctx, chromedp.KeyEvent("/"))
 		if !eval[bool](t, ctx, `document.activeElement.id === 'q'`) {
 			t.Error("/ did not focus the search box")
+		}
+		p.do(t, ctx, chromedp.KeyEvent("\x1b"), chromedp.KeyEvent("?"))
+		wait(t, ctx, "the help", `document.getElementById('help').open`)
+		p.do(t, ctx, chromedp.KeyEvent("\x1b"))
+		wait(t, ctx, "the help closed", `!document.getElementById('help').open`)
+		p.do(t, ctx, chromedp.KeyEvent("\x1b"))
+		wait(t, ctx, "Esc back to the list", `location.pathname === '/'`)
+
+		// dark, as the system asks
+		light := eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`)
+		if _, err := chromedp.Run(ctx, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+			return chromedp.Void{}, err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if dark := eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`); dark == light || light != "rgb(251, 251, 252)" {
+			t.Errorf("background light %s, dark %s", light, dark)
 		}
 	})
 
