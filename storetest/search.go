@@ -1,0 +1,5 @@
+package storetest
+
+import "testing"
+
+func testSearch(t *testing.T, s *suite) {}
