@@ -259,6 +259,34 @@ func testLineage(t *testing.T, s *suite) {
 			t.Errorf("tip node = %+v", tip)
 		}
 	})
+	t.Run("the parent's end reason names the kind", func(t *testing.T) {
+		h := s.store(t)
+		h.at("p", base)
+		for i, c := range []struct{ id, parentEnd string }{{"b", "branched"}, {"r", "session_reset"}, {"c", "user_exit"}, {"live", ""}} {
+			parent := "p-" + c.id
+			h.create(sessiondb.NewSession{ID: parent, Source: "cli", ParentSessionID: "p", StartedAt: base + float64(10*i+1)})
+			h.create(sessiondb.NewSession{ID: c.id, Source: "cli", ParentSessionID: parent, StartedAt: base + float64(10*i+2)})
+			if c.parentEnd != "" {
+				h.end(parent, c.parentEnd)
+			}
+		}
+		tree, err := h.Lineage(t.Context(), "live")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := render(tree, 0), `p:root
+  p-b:child
+    b:branch
+  p-r:child
+    r:reset
+  p-c:child
+    c:child
+  p-live:child
+    live:child
+`; got != want {
+			t.Errorf("Lineage =\n%s\nwant\n%s", got, want)
+		}
+	})
 	t.Run("a lone session is its own root", func(t *testing.T) {
 		lone, err := h.Lineage(t.Context(), "other")
 		if err != nil || lone.ID != "other" || lone.Kind != "root" || len(lone.Children) != 0 {

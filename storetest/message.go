@@ -332,6 +332,45 @@ func testAppendMessages(t *testing.T, s *suite) {
 		}
 	})
 
+	t.Run("concurrent appends keep every message and exact counters", func(t *testing.T) {
+		h := withOne(t, s)
+		const writers, each = 8, 25
+		errs := make(chan error, writers)
+		for w := 0; w < writers; w++ {
+			go func() {
+				for i := 0; i < each; i++ {
+					m := sessiondb.NewMessage{SessionID: "s1", Role: "assistant", Content: fmt.Sprintf("w%d-%d", w, i),
+						ToolCalls: json.RawMessage(oneCall), Timestamp: base + float64(i)}
+					var err error
+					if i%2 == 0 {
+						_, err = h.AppendMessage(t.Context(), m)
+					} else {
+						_, err = h.AppendMessages(t.Context(), "s1", []sessiondb.NewMessage{m})
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for w := 0; w < writers; w++ {
+			if err := <-errs; err != nil {
+				t.Fatalf("a writer failed: %v", err)
+			}
+		}
+		h.wantCounters("s1", writers*each, writers*each)
+		ms := h.messages("s1", sessiondb.MessageFilter{})
+		seen := map[string]bool{}
+		for _, m := range ms {
+			seen[fmt.Sprint(m.Content)] = true
+		}
+		if len(ms) != writers*each || len(seen) != writers*each {
+			t.Errorf("%d messages, %d distinct; want %d", len(ms), len(seen), writers*each)
+		}
+	})
+
 	t.Run("an unknown session is not found", func(t *testing.T) {
 		h := withOne(t, s)
 		_, err := h.AppendMessages(t.Context(), "ghost", []sessiondb.NewMessage{user("x", base)})

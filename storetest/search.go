@@ -29,16 +29,19 @@ func (c *corpus) session(id, source string) {
 	c.create(sessiondb.NewSession{ID: id, Source: source, Model: "model-" + source, StartedAt: c.started[id]})
 }
 
-// msg appends a named message, ten seconds after the previous one.
+// msg appends a named message, ten seconds after the previous one unless
+// m has a timestamp of its own.
 func (c *corpus) msg(name, sid string, m sessiondb.NewMessage) {
 	c.t.Helper()
 	if _, dup := c.ids[name]; dup {
 		c.t.Fatalf("message name %q used twice", name)
 	}
-	c.next += 10
-	m.Timestamp = c.next
+	if m.Timestamp == 0 {
+		c.next += 10
+		m.Timestamp = c.next
+	}
 	id := c.add(sid, m)[0]
-	c.ids[name], c.ts[name], c.names[id] = id, c.next, name
+	c.ids[name], c.ts[name], c.names[id] = id, m.Timestamp, name
 }
 
 func (c *corpus) text(name, sid, role, content string) {
@@ -58,7 +61,8 @@ func newCorpus(t *testing.T, s *suite) *corpus {
 	c := &corpus{harness: s.store(t), ids: map[string]int64{}, ts: map[string]float64{}, names: map[int64]string{},
 		started: map[string]float64{}, next: base}
 	for _, x := range [][2]string{{"s-cli", "cli"}, {"s-tg", "telegram"}, {"s-dc", "discord"}, {"s-ctx", "cli"},
-		{"c-cli", "cli"}, {"c-tg", "telegram"}, {"c-dc", "discord"}, {"s-page", "cli"}, {"pr-tg", "telegram"}, {"pr-cli", "cli"}} {
+		{"c-cli", "cli"}, {"c-tg", "telegram"}, {"c-dc", "discord"}, {"s-page", "cli"}, {"pr-tg", "telegram"}, {"pr-cli", "cli"},
+		{"s-mm", "cli"}, {"s-cut", "cli"}, {"s-order", "cli"}, {"s-deep", "cli"}, {"s-reason", "cli"}} {
 		c.session(x[0], x[1])
 	}
 
@@ -88,6 +92,32 @@ func newCorpus(t *testing.T, s *suite) *corpus {
 	c.text("ctx1", "s-ctx", "user", "ctxalpha opening line")
 	c.text("ctx2", "s-ctx", "assistant", "ctxmarker in the middle")
 	c.text("ctx3", "s-ctx", "user", "ctxomega closing line")
+	// context: multimodal neighbours flattened, long ones cut, neighbours
+	// by timestamp (the third message is older than the second)
+	c.msg("mmImage", "s-mm", sessiondb.NewMessage{Role: "user", Content: []any{map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://cdn.invalid/cat.png"}}}})
+	c.msg("mmHit", "s-mm", sessiondb.NewMessage{Role: "user", Content: []any{
+		map[string]any{"type": "text", "text": "zebra words"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://cdn.invalid/stripes.png"}},
+		map[string]any{"type": "text", "text": "and stripes"},
+	}})
+	c.msg("mmNil", "s-mm", sessiondb.NewMessage{Role: "assistant"})
+	c.text("cutPrev", "s-cut", "user", longText("previous"))
+	c.text("cutHit", "s-cut", "assistant", longText("cutmarker"))
+	c.text("cutNext", "s-cut", "user", "short next")
+	c.msg("orderFirst", "s-order", sessiondb.NewMessage{Role: "user", Content: "first words", Timestamp: base - 300})
+	c.msg("orderHit", "s-order", sessiondb.NewMessage{Role: "assistant", Content: "needlematch here", Timestamp: base - 100})
+	c.msg("orderLater", "s-order", sessiondb.NewMessage{Role: "user", Content: "written later but older", Timestamp: base - 200})
+	// tool rows: the word index holds their first 8192 characters, a
+	// tool-role search the whole text (as Hermes does)
+	c.msg("deepTool", "s-deep", sessiondb.NewMessage{Role: "tool", ToolName: "shell", ToolCallID: "c",
+		Content: "shallowmarker " + strings.Repeat("padding ", 1500) + "deepmarker " + strings.Repeat("padding ", 1200)})
+	c.text("deepUser", "s-deep", "user", "deepmarker mentioned by the user")
+	// reasoning, searched only when asked for, and only on assistant rows
+	c.msg("reasoning", "s-reason", sessiondb.NewMessage{Role: "assistant", Content: "the reply", Reasoning: ptr("first I thought about reasonmarker carefully")})
+	c.msg("reasoningUser", "s-reason", sessiondb.NewMessage{Role: "user", Content: "a question", Reasoning: ptr("reasonmarker in a user row")})
+	c.msg("reasoningContent", "s-reason", sessiondb.NewMessage{Role: "assistant", Content: "the reply", ReasoningContent: ptr("rcmarker thinking")})
+	c.msg("reasoningDetails", "s-reason", sessiondb.NewMessage{Role: "assistant", Content: "the reply",
+		ReasoningDetails: json.RawMessage(`[{"type":"reasoning.text","text":"detailmarker deep down","keymarkerzz":1}]`)})
 	// rank: the middle one in time is the best match
 	c.text("rankMedium", "s-cli", "user", "rankword rankword plus a few more words here")
 	c.text("rankDense", "s-cli", "user", "rankword rankword rankword")
@@ -128,6 +158,9 @@ func (c *corpus) on(t *testing.T) *corpus {
 	d.harness = c.harness.on(t)
 	return &d
 }
+
+// longText is a word followed by 300 two-byte characters and a tail.
+func longText(word string) string { return word + " " + strings.Repeat("é", 300) + " tail" }
 
 // hitNames returns the names of hits in order.
 func (c *corpus) hitNames(hits []sessiondb.SearchHit) []string {
@@ -183,6 +216,11 @@ var searchCases = []searchCase{
 	{name: "lower-case and is a word", q: "docker and compose", want: names("docker1")},
 	{name: "a word in no message", q: "zzyzx", want: noHits},
 	{name: "hidden rows are never found", q: "scaffolding", want: noHits},
+	{name: "a special character between words is a space", q: "docker+compose", want: names("docker1", "docker2")},
+	{name: "a colon between words is a space", q: "docker:compose", want: names("docker1", "docker2")},
+	{name: "brackets around a word are spaces", q: "docker(compose)", want: names("docker1", "docker2")},
+	{name: "a comma between words is a space", q: "docker,compose", want: names("docker1", "docker2")},
+	{name: "a word in multimodal text parts", q: "zebra", want: names("mmHit"), mark: ">>>zebra<<<"},
 	// phrases
 	{name: "a phrase matches adjacent words in order", q: `"bridge networking"`, want: names("phrase")},
 	{name: "the same words unquoted match anywhere", q: `bridge networking`, want: names("phrase", "phraseDecoy")},
@@ -214,6 +252,17 @@ var searchCases = []searchCase{
 	{name: "a tool call's function name", q: "funcnamemarker", want: names("toolCall"), mark: ">>>"},
 	{name: "a tool call's arguments", q: "argmarkerzz", want: names("toolCall"), mark: ">>>"},
 	{name: "a tool row's tool name", q: "toolnamemarker", want: names("toolRow"), mark: ">>>"},
+	{name: "a tool row's start", q: "shallowmarker", want: names("deepTool")},
+	{name: "a tool row's end only with the tool role", q: "deepmarker", want: names("deepUser")},
+	{name: "a tool-role search reads the whole tool row", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool"}}, want: names("deepTool")},
+	{name: "the tool role among others", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}}, want: names("deepTool", "deepUser")},
+	// reasoning
+	{name: "reasoning is not searched by default", q: "reasonmarker", want: noHits},
+	{name: "reasoning when asked for", q: "reasonmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoning"), mark: "reasonmarker"},
+	{name: "reasoning_content when asked for", q: "rcmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoningContent")},
+	{name: "the text of reasoning_details", q: "detailmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoningDetails")},
+	{name: "not the keys of reasoning_details", q: "keymarkerzz", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: noHits},
+	{name: "reasoning with a role filter", q: "reasonmarker", o: sessiondb.SearchOptions{IncludeReasoning: true, Roles: []string{"user"}}, want: noHits},
 	{name: "a role filter applies to a tool-call match", q: "argmarkerzz", o: sessiondb.SearchOptions{Roles: []string{"user"}}, want: noHits},
 	// filters
 	{name: "only one source", q: "docker", o: sessiondb.SearchOptions{Sources: []string{"telegram"}}, want: names("docker3")},
@@ -268,10 +317,13 @@ var searchCases = []searchCase{
 	{name: "three CJK characters", q: "服务端", want: names("youer")},
 	{name: "a whole CJK sentence", q: "断裂连接需要修复", want: names("breakLink")},
 	{name: "CJK OR", q: "记忆系统 OR 断裂连接", want: names("memSystem", "breakLink")},
+	{name: "CJK NOT", q: "记忆 NOT 断裂", want: names("memSystem")},
+	{name: "CJK and a Latin word apart", q: "通信协议 Agent", want: names("agent")},
 	{name: "CJK with a Latin word in no message", q: "记忆 docker", want: noHits},
 	{name: "CJK in no message", q: "不存在", want: noHits},
 	// Korean, Japanese
 	{name: "Korean, two syllables", q: "안녕", want: names("korean")},
+	{name: "Korean, one syllable", q: "녕", want: names("korean")},
 	{name: "Korean, a whole word", q: "반갑습니다", want: names("korean")},
 	{name: "Japanese kana", q: "こんにちは", want: names("japanese")},
 	{name: "Japanese kanji", q: "世界", want: names("japanese")},
@@ -350,6 +402,10 @@ func testSearch(t *testing.T, s *suite) {
 			"ctxmarker": {{Role: "user", Content: "ctxalpha opening line"}, {Role: "assistant", Content: "ctxmarker in the middle"}, {Role: "user", Content: "ctxomega closing line"}},
 			"ctxalpha":  {{Role: "user", Content: "ctxalpha opening line"}, {Role: "assistant", Content: "ctxmarker in the middle"}},
 			"ctxomega":  {{Role: "assistant", Content: "ctxmarker in the middle"}, {Role: "user", Content: "ctxomega closing line"}},
+			"zebra":     {{Role: "user", Content: "[multimodal content]"}, {Role: "user", Content: "zebra words and stripes"}, {Role: "assistant", Content: ""}},
+			"cutmarker": {{Role: "user", Content: string([]rune(longText("previous"))[:sessiondb.ContextChars])},
+				{Role: "assistant", Content: string([]rune(longText("cutmarker"))[:sessiondb.ContextChars])}, {Role: "user", Content: "short next"}},
+			"needlematch": {{Role: "user", Content: "written later but older"}, {Role: "assistant", Content: "needlematch here"}},
 		} {
 			hits := c.on(t).search(q, sessiondb.SearchOptions{})
 			if len(hits) != 1 {

@@ -111,6 +111,9 @@ func testTitles(t *testing.T, s *suite) {
 			t.Errorf("root title = %s, want NULL after the move", title)
 		}
 		wantCode(t, h.SetTitle(t.Context(), "root", "X"), sessiondb.ECONFLICT) // an ancestor cannot take it back
+		if got, err := h.ResolveTitle(t.Context(), "X"); err != nil || got != "tip" {
+			t.Errorf("ResolveTitle(X) = %q, %v; want tip", got, err)
+		}
 	})
 
 	t.Run("a child of a parent ended otherwise cannot take its title", func(t *testing.T) {
