@@ -15,11 +15,12 @@ import (
 // texts.
 type corpus struct {
 	*harness
-	ids     map[string]int64   // message name → id
-	ts      map[string]float64 // message name → timestamp
-	names   map[int64]string   // id → message name
-	started map[string]float64 // session id → started_at
-	next    float64            // the next message's timestamp
+	ids     map[string]int64                // message name → id
+	ts      map[string]float64              // message name → timestamp
+	msgs    map[string]sessiondb.NewMessage // message name → the message as appended
+	names   map[int64]string                // id → message name
+	started map[string]float64              // session id → started_at
+	next    float64                         // the next message's timestamp
 }
 
 // session creates a corpus session; its model is "model-" + source.
@@ -41,7 +42,8 @@ func (c *corpus) msg(name, sid string, m sessiondb.NewMessage) {
 		m.Timestamp = c.next
 	}
 	id := c.add(sid, m)[0]
-	c.ids[name], c.ts[name], c.names[id] = id, m.Timestamp, name
+	m.SessionID = sid
+	c.ids[name], c.ts[name], c.names[id], c.msgs[name] = id, m.Timestamp, name, m
 }
 
 func (c *corpus) text(name, sid, role, content string) {
@@ -49,7 +51,7 @@ func (c *corpus) text(name, sid, role, content string) {
 	c.msg(name, sid, sessiondb.NewMessage{Role: role, Content: content})
 }
 
-// pagewords is how many messages hold "pageword" (and "rankpage").
+// pagewords is how many messages hold "pageword" (and how many "翻页").
 const pagewords = 25
 
 // rejected and kept are how many "pagerank" messages the source filter of
@@ -59,6 +61,7 @@ const rejected, kept = 6, 8
 // newCorpus builds the search corpus in a fresh store.
 func newCorpus(t *testing.T, s *suite) *corpus {
 	c := &corpus{harness: s.store(t), ids: map[string]int64{}, ts: map[string]float64{}, names: map[int64]string{},
+		msgs:    map[string]sessiondb.NewMessage{},
 		started: map[string]float64{}, next: base}
 	for _, x := range [][2]string{{"s-cli", "cli"}, {"s-tg", "telegram"}, {"s-dc", "discord"}, {"s-ctx", "cli"},
 		{"c-cli", "cli"}, {"c-tg", "telegram"}, {"c-dc", "discord"}, {"s-page", "cli"}, {"pr-tg", "telegram"}, {"pr-cli", "cli"},
@@ -140,14 +143,19 @@ func newCorpus(t *testing.T, s *suite) *corpus {
 	// paging
 	for i := 0; i < pagewords; i++ {
 		c.text(fmt.Sprintf("page%02d", i), "s-page", []string{"user", "assistant"}[i%2], fmt.Sprintf("pageword number %d", i))
+		c.text(fmt.Sprintf("cjkPage%02d", i), "s-page", []string{"user", "assistant"}[i%2], fmt.Sprintf("翻页测试第%d条pagecjk", i))
 	}
 	// a ranked page under a source filter: the telegram rows rank first
 	// (short, the term three times); the cli rows rank by length
+	// (assistant rows, so a user role filter rejects them too); the same
+	// for the CJK word 排名
 	for i := 0; i < rejected; i++ {
-		c.text(fmt.Sprintf("prTG%02d", i), "pr-tg", "user", "pagerank pagerank pagerank")
+		c.text(fmt.Sprintf("prTG%02d", i), "pr-tg", "assistant", "pagerank pagerank pagerank")
+		c.text(fmt.Sprintf("cjkTG%02d", i), "pr-tg", "assistant", "排名排名排名")
 	}
 	for i := kept - 1; i >= 0; i-- { // inserted longest first, so rank order is not id order
 		c.text(fmt.Sprintf("prCLI%02d", i), "pr-cli", "user", "pagerank "+strings.Repeat("filler ", i+1)+fmt.Sprintf("end%d", i))
+		c.text(fmt.Sprintf("cjkCLI%02d", i), "pr-cli", "user", "排名"+strings.Repeat("填充", i+1)+"结束")
 	}
 	return c
 }
@@ -157,6 +165,28 @@ func (c *corpus) on(t *testing.T) *corpus {
 	d := *c
 	d.harness = c.harness.on(t)
 	return &d
+}
+
+// complete fails unless hit h carries its message's session, role, time
+// and session fields, and a snippet.
+func (c *corpus) complete(t *testing.T, h sessiondb.SearchHit) {
+	t.Helper()
+	name, ok := c.names[h.ID]
+	if !ok {
+		t.Errorf("hit id %d is no corpus message", h.ID)
+		return
+	}
+	m := c.msgs[name]
+	source := "<no model>"
+	if h.Model != nil {
+		source = strings.TrimPrefix(*h.Model, "model-")
+	}
+	if h.SessionID != m.SessionID || h.Role != m.Role || h.Timestamp != m.Timestamp || h.SessionStarted != c.started[m.SessionID] ||
+		h.Source == "" || h.Source != source || h.Snippet == nil {
+		t.Errorf("hit %s = {session %s, role %s, time %v, started %v, source %q, model %s, snippet %v}; want {%s, %s, %v, %v, the session's}",
+			name, h.SessionID, h.Role, h.Timestamp, h.SessionStarted, h.Source, str(h.Model), h.Snippet,
+			m.SessionID, m.Role, m.Timestamp, c.started[m.SessionID])
+	}
 }
 
 // longText is a word followed by 300 two-byte characters and a tail.
@@ -356,6 +386,7 @@ func testSearch(t *testing.T, s *suite) {
 					if tc.mark != "" && (h.Snippet == nil || !strings.Contains(*h.Snippet, tc.mark)) {
 						t.Errorf("hit %s snippet = %q, want it to hold %q", c.names[h.ID], str(h.Snippet), tc.mark)
 					}
+					c.complete(t, h)
 				}
 			})
 		}
@@ -422,63 +453,79 @@ func testSearch(t *testing.T, s *suite) {
 		}
 	})
 
-	t.Run("pages add up to the whole result in every sort", func(t *testing.T) {
-		for _, sortBy := range []string{"", "newest", "oldest"} {
-			c := c.on(t)
-			all := c.hitNames(c.search("pageword", sessiondb.SearchOptions{Limit: 100, Sort: sortBy}))
-			var pages []string
-			for off := 0; off < pagewords+5; off += 7 {
-				page := c.hitNames(c.search("pageword", sessiondb.SearchOptions{Limit: 7, Offset: off, Sort: sortBy}))
-				if got, want := len(page), min(7, max(pagewords-off, 0)); got != want {
-					t.Errorf("sort %q offset %d: %d hits, want %d", sortBy, off, got, want)
+	// Paging is checked on each route a query can take: the word index,
+	// CJK words, one CJK character, a Latin word glued to CJK.
+	for _, route := range []struct{ q, prefix string }{{"pageword", "page"}, {"翻页", "cjkPage"}, {"翻", "cjkPage"}, {"pagecjk", "cjkPage"}} {
+		t.Run("pages add up to the whole result, query "+route.q, func(t *testing.T) {
+			for _, sortBy := range []string{"", "newest", "oldest"} {
+				c := c.on(t)
+				all := c.hitNames(c.search(route.q, sessiondb.SearchOptions{Limit: 100, Sort: sortBy}))
+				var pages []string
+				for off := 0; off < pagewords+5; off += 7 {
+					page := c.hitNames(c.search(route.q, sessiondb.SearchOptions{Limit: 7, Offset: off, Sort: sortBy}))
+					if got, want := len(page), min(7, max(pagewords-off, 0)); got != want {
+						t.Errorf("sort %q offset %d: %d hits, want %d", sortBy, off, got, want)
+					}
+					pages = append(pages, page...)
 				}
-				pages = append(pages, page...)
+				equal(t, fmt.Sprintf("sort %q pages", sortBy), pages, all)
+				sameSet(t, fmt.Sprintf("sort %q hits", sortBy), pages, seq(route.prefix, 0, pagewords, 1))
+				assistants := c.hitNames(c.search(route.q, sessiondb.SearchOptions{Roles: []string{"assistant"}, Limit: 4, Offset: 3, Sort: sortBy}))
+				var want []string
+				for _, name := range all {
+					if c.msgs[name].Role == "assistant" {
+						want = append(want, name)
+					}
+				}
+				equal(t, fmt.Sprintf("sort %q assistant page", sortBy), assistants, want[3:7])
 			}
-			equal(t, fmt.Sprintf("sort %q pages", sortBy), pages, all)
-			sameSet(t, fmt.Sprintf("sort %q hits", sortBy), pages, pageAll)
-		}
-	})
+		})
+	}
 
-	t.Run("a ranked page under a source filter that rejects the best rows", func(t *testing.T) {
-		c := c.on(t)
-		all := c.search("pagerank", sessiondb.SearchOptions{Limit: 100})
-		var cli []sessiondb.SearchHit
-		for _, h := range all {
-			if h.Source == "cli" {
-				cli = append(cli, h)
-			}
-		}
-		if len(all) != rejected+kept || len(cli) != kept {
-			t.Fatalf("pagerank: %d hits, %d of them cli; want %d, %d", len(all), len(cli), rejected+kept, kept)
-		}
-		if !s.opts.RankOrderDiffers && len(all) == rejected+kept {
-			sameSet(t, "the best-ranked rows", c.hitNames(all[:rejected]), seq("prTG", 0, rejected, 1))
-			equal(t, "the cli rows in rank order (shortest first)", c.hitNames(cli), seq("prCLI", 0, kept, 1))
-		}
-		for _, o := range []sessiondb.SearchOptions{
-			{Sources: []string{"cli"}, Limit: 3, Offset: 2},
-			{ExcludeSources: []string{"telegram"}, Limit: 3, Offset: 2},
-			{Sources: []string{"cli"}, Limit: 2, Offset: kept - 1},
-			{Sources: []string{"cli"}, Limit: 1},
-			{Sources: []string{"cli"}, Roles: []string{"user"}, Limit: 2, Offset: 1},
-		} {
-			got := c.search("pagerank", o)
-			want := cli[min(o.Offset, len(cli)):min(o.Offset+o.Limit, len(cli))]
-			if !slices.Equal(c.hitNames(got), c.hitNames(want)) {
-				t.Errorf("%+v: %v, want %v (the cli rows of the unfiltered order)", o, c.hitNames(got), c.hitNames(want))
-				continue
-			}
-			for i, h := range got {
-				if h.Snippet == nil || !strings.Contains(*h.Snippet, ">>>pagerank<<<") || *h.Snippet != str(want[i].Snippet) {
-					t.Errorf("%+v: hit %s snippet %q, want %q as unfiltered, marked", o, c.names[h.ID], str(h.Snippet), str(want[i].Snippet))
-				}
-				name := c.names[h.ID]
-				if h.Source != "cli" || h.SessionID != "pr-cli" || h.Role != "user" || h.Timestamp != c.ts[name] || h.SessionStarted != c.started["pr-cli"] {
-					t.Errorf("%+v: incomplete hit %+v", o, h)
+	// The best-ranked rows are in a source (and a role) the filter rejects;
+	// a small page at an offset must still hold the right rows of the
+	// other source, in the unfiltered order, each complete with its
+	// snippet.
+	for _, route := range []struct{ q, tg, cli string }{{"pagerank", "prTG", "prCLI"}, {"排名", "cjkTG", "cjkCLI"}} {
+		t.Run("a ranked page under a filter that rejects the best rows, query "+route.q, func(t *testing.T) {
+			c := c.on(t)
+			all := c.search(route.q, sessiondb.SearchOptions{Limit: 100})
+			var cli []sessiondb.SearchHit
+			for _, h := range all {
+				if h.Source == "cli" {
+					cli = append(cli, h)
 				}
 			}
-		}
-	})
+			if len(all) != rejected+kept || len(cli) != kept {
+				t.Fatalf("%d hits, %d of them cli; want %d, %d", len(all), len(cli), rejected+kept, kept)
+			}
+			if !s.opts.RankOrderDiffers {
+				sameSet(t, "the best-ranked rows", c.hitNames(all[:rejected]), seq(route.tg, 0, rejected, 1))
+				equal(t, "the cli rows in rank order (shortest first)", c.hitNames(cli), seq(route.cli, 0, kept, 1))
+			}
+			for _, o := range []sessiondb.SearchOptions{
+				{Sources: []string{"cli"}, Limit: 3, Offset: 2},
+				{ExcludeSources: []string{"telegram"}, Limit: 3, Offset: 2},
+				{Roles: []string{"user"}, Limit: 3, Offset: 2},
+				{Sources: []string{"cli"}, Limit: 2, Offset: kept - 1},
+				{Sources: []string{"cli"}, Limit: 1},
+				{Sources: []string{"cli"}, Roles: []string{"user"}, Limit: 2, Offset: 1},
+			} {
+				got := c.search(route.q, o)
+				want := cli[min(o.Offset, len(cli)):min(o.Offset+o.Limit, len(cli))]
+				if !slices.Equal(c.hitNames(got), c.hitNames(want)) {
+					t.Errorf("%+v: %v, want %v (the cli rows of the unfiltered order)", o, c.hitNames(got), c.hitNames(want))
+					continue
+				}
+				for i, h := range got {
+					if h.Snippet == nil || !strings.Contains(*h.Snippet, ">>>") || *h.Snippet != str(want[i].Snippet) {
+						t.Errorf("%+v: hit %s snippet %q, want %q as unfiltered, marked", o, c.names[h.ID], str(h.Snippet), str(want[i].Snippet))
+					}
+					c.complete(t, h)
+				}
+			}
+		})
+	}
 
 	t.Run("empty and operator-only queries give no hits", func(t *testing.T) {
 		for _, q := range []string{"", "   ", "\t\n", "***", "*", `""`, `" "`, "AND", "OR", "NOT", "AND OR NOT", "NOT NOT"} {
