@@ -398,6 +398,7 @@ func testMessages(t *testing.T, s *suite) {
 		{"include inactive when every row is active", sessiondb.MessageFilter{IncludeInactive: true}, ids},
 		{"limit takes the oldest", sessiondb.MessageFilter{Limit: 2}, ids[:2]},
 		{"latest with limit takes the newest in id order", sessiondb.MessageFilter{Latest: true, Limit: 2}, ids[3:]},
+		{"latest with an offset pages back from the newest", sessiondb.MessageFilter{Latest: true, Offset: 1, Limit: 2}, ids[2:4]},
 		{"latest with a limit past the end takes all", sessiondb.MessageFilter{Latest: true, Limit: 9}, ids},
 		{"offset skips rows", sessiondb.MessageFilter{Offset: 1, Limit: 2}, ids[1:3]},
 		{"offset without a limit keeps the rest", sessiondb.MessageFilter{Offset: 2}, ids[2:]},
