@@ -16,7 +16,6 @@ import (
 type corpus struct {
 	*harness
 	ids     map[string]int64                // message name → id
-	ts      map[string]float64              // message name → timestamp
 	msgs    map[string]sessiondb.NewMessage // message name → the message as appended
 	names   map[int64]string                // id → message name
 	started map[string]float64              // session id → started_at
@@ -43,9 +42,10 @@ func (c *corpus) msg(name, sid string, m sessiondb.NewMessage) {
 	}
 	id := c.add(sid, m)[0]
 	m.SessionID = sid
-	c.ids[name], c.ts[name], c.names[id], c.msgs[name] = id, m.Timestamp, name, m
+	c.ids[name], c.names[id], c.msgs[name] = id, name, m
 }
 
+// text appends a named message of plain text.
 func (c *corpus) text(name, sid, role, content string) {
 	c.t.Helper()
 	c.msg(name, sid, sessiondb.NewMessage{Role: role, Content: content})
@@ -54,13 +54,14 @@ func (c *corpus) text(name, sid, role, content string) {
 // pagewords is how many messages hold "pageword" (and how many "翻页").
 const pagewords = 25
 
-// rejected and kept are how many "pagerank" messages the source filter of
-// the ranked-page cases rejects (telegram, best-ranked) and keeps (cli).
+// rejected and kept are how many "pagerank" (and "排名") messages the
+// filters of the ranked-page cases reject (telegram assistant rows, ranked
+// best) and keep (cli user rows).
 const rejected, kept = 6, 8
 
 // newCorpus builds the search corpus in a fresh store.
 func newCorpus(t *testing.T, s *suite) *corpus {
-	c := &corpus{harness: s.store(t), ids: map[string]int64{}, ts: map[string]float64{}, names: map[int64]string{},
+	c := &corpus{harness: s.store(t), ids: map[string]int64{}, names: map[int64]string{},
 		msgs:    map[string]sessiondb.NewMessage{},
 		started: map[string]float64{}, next: base}
 	for _, x := range [][2]string{{"s-cli", "cli"}, {"s-tg", "telegram"}, {"s-dc", "discord"}, {"s-ctx", "cli"},
@@ -136,6 +137,7 @@ func newCorpus(t *testing.T, s *suite) *corpus {
 	c.text("japanese", "c-dc", "assistant", "こんにちは 世界です")
 	c.text("deployCLI", "c-cli", "user", "开始部署服务")
 	c.text("deployTG", "c-tg", "assistant", "部署完成了")
+	c.msg("deployHidden", "c-cli", sessiondb.NewMessage{Role: "user", Content: "隐藏的部署脚手架", DisplayKind: "hidden"})
 	c.msg("deployTool", "c-cli", sessiondb.NewMessage{Role: "tool", Content: "部署日志", ToolName: "shell", ToolCallID: "y"})
 	c.text("lastNight1", "c-cli", "user", "昨晚我们开会了")
 	c.text("lastNight2", "c-dc", "assistant", "昨晚下雨了")
@@ -329,6 +331,8 @@ var searchCases = []searchCase{
 	{name: "one CJK character, excluded source", q: "署", o: sessiondb.SearchOptions{ExcludeSources: []string{"telegram"}}, want: names("deployCLI", "deployTool")},
 	{name: "one CJK character, one role", q: "署", o: sessiondb.SearchOptions{Roles: []string{"user"}}, want: names("deployCLI")},
 	{name: "one CJK character in no message", q: "鑫", want: noHits},
+	{name: "hidden rows are never found by CJK", q: "脚手架", want: noHits},
+	{name: "hidden rows are never found by one CJK character", q: "隐", want: noHits},
 	// CJK: two characters (tool rows are not in the CJK index, as in Hermes)
 	{name: "two CJK characters", q: "记忆", want: names("memory", "memSystem"), mark: ">>>"},
 	{name: "two CJK characters, not tool rows", q: "部署", want: deploy2},
@@ -412,7 +416,7 @@ func testSearch(t *testing.T, s *suite) {
 				field{"Source", h.Source, tt.source},
 				field{"Model", str(h.Model), "model-" + tt.source},
 				field{"ToolName", str(h.ToolName), tt.tool},
-				field{"Timestamp", fmt.Sprint(h.Timestamp), fmt.Sprint(c.ts[tt.name])},
+				field{"Timestamp", fmt.Sprint(h.Timestamp), fmt.Sprint(c.msgs[tt.name].Timestamp)},
 				field{"SessionStarted", fmt.Sprint(h.SessionStarted), fmt.Sprint(c.started[tt.session])},
 			)
 		}
