@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
@@ -262,6 +264,39 @@ func testSession(t *testing.T, s *suite) {
 			}
 		}
 	})
+}
+
+func testOddSessionIDs(t *testing.T, s *suite) {
+	for _, id := range []string{`it's "quoted"`, "项目 100%_x", `back\slash;--`, "  spaced  ", "🚀rocket"} {
+		t.Run(id, func(t *testing.T) {
+			h := s.store(t)
+			h.at("plain", base)
+			if got := h.create(sessiondb.NewSession{ID: id, Source: "cli", StartedAt: base + 1}); got != id {
+				t.Fatalf("CreateSession = %q, want %q", got, id)
+			}
+			h.add(id, user("oddidmarker text", base+2))
+			title := "odd " + strings.TrimSpace(id)
+			h.title(id, title)
+			if got := h.get(id); got.ID != id || got.MessageCount != 1 || str(got.Title) != title {
+				t.Errorf("Session = {%q, %d messages, title %s}", got.ID, got.MessageCount, str(got.Title))
+			}
+			if got, err := h.ResolveSessionID(t.Context(), string([]rune(id)[:3])); err != nil || got != id {
+				t.Errorf("ResolveSessionID(prefix) = %q, %v; want %q", got, err, id)
+			}
+			if got, err := h.ResolveTitle(t.Context(), title); err != nil || got != id {
+				t.Errorf("ResolveTitle = %q, %v; want %q", got, err, id)
+			}
+			equal(t, "list", h.listIDs(sessiondb.ListOptions{}), []string{id, "plain"})
+			equal(t, "hits", hitSessions(h.search("oddidmarker", sessiondb.SearchOptions{})), []string{id})
+			if tree, err := h.Lineage(t.Context(), id); err != nil || tree.ID != id {
+				t.Errorf("Lineage = %+v, %v", tree, err)
+			}
+			if ids, err := h.DeleteSession(t.Context(), id); err != nil || !slices.Equal(ids, []string{id}) {
+				t.Errorf("DeleteSession = %q, %v", ids, err)
+			}
+			equal(t, "list after delete", h.listIDs(sessiondb.ListOptions{}), []string{"plain"})
+		})
+	}
 }
 
 func testEndSession(t *testing.T, s *suite) {

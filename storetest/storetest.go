@@ -56,6 +56,7 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) sessiondb.Store, o Opt
 		{"CreateSession", testCreateSession},
 		{"EnsureSession", testEnsureSession},
 		{"Session", testSession},
+		{"OddSessionIDs", testOddSessionIDs},
 		{"EndSession", testEndSession},
 		{"ReopenSession", testReopenSession},
 		{"UpdateSystemPrompt", testUpdateSystemPrompt},
