@@ -1,11 +1,13 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -586,6 +588,30 @@ func testSearch(t *testing.T, s *suite) {
 		// repeats count once
 		if _, err := c.Search(t.Context(), strings.Repeat("docker ", sessiondb.MaxQueryTerms+10), sessiondb.SearchOptions{}); err != nil {
 			t.Errorf("a repeated word: %v, want no error", err)
+		}
+	})
+
+	t.Run("a search past its deadline is stopped with ETIMEOUT", func(t *testing.T) {
+		ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+		defer cancel()
+		for _, q := range []string{"docker", "部署", "署", "youer"} {
+			hits, err := c.Search(ctx, q, sessiondb.SearchOptions{})
+			wantCode(t, err, sessiondb.ETIMEOUT)
+			if len(hits) != 0 {
+				t.Errorf("Search(%q): %d hits with the error", q, len(hits))
+			}
+		}
+	})
+
+	t.Run("fields select what a hit carries", func(t *testing.T) {
+		c := c.on(t)
+		hits := c.search("ctxmarker", sessiondb.SearchOptions{Fields: []string{"id", "snippet"}})
+		if len(hits) != 1 || hits[0].ID != c.ids["ctx2"] || hits[0].Snippet == nil || hits[0].Context != nil {
+			t.Errorf("fields id, snippet: %+v, want ctx2 with a snippet and no context", hits)
+		}
+		hits = c.search("ctxmarker", sessiondb.SearchOptions{Fields: []string{"context"}})
+		if len(hits) != 1 || len(hits[0].Context) != 3 {
+			t.Errorf("fields context: %+v, want one hit with its 3 context messages", hits)
 		}
 	})
 
