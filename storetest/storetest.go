@@ -20,6 +20,13 @@
 // for the sorts every backend promises (newest, oldest) and for clear-cut
 // rank cases, which a backend whose ranking is documented to differ skips
 // with Options.RankOrderDiffers.
+//
+// What no Store method can produce is not checked: rows made inactive by
+// compaction (IncludeInactive is checked only on all-active sessions),
+// hidden sessions (ListOptions.IncludeHidden), the per-model usage rows of
+// UpdateTokenCounts, and the search routes SQLite takes only while an index
+// is stale or being rebuilt. Nor is the store's clock, beyond "a timestamp
+// out of Hermes' window is replaced by one inside it".
 package storetest
 
 import (
