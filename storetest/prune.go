@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -262,6 +263,41 @@ func testPrune(t *testing.T, s *suite) {
 		}
 		sameSet(t, "kept", build(t).prune(sessiondb.PruneOptions{Before: cutoff}), []string{"loose"})
 		sameSet(t, "included", build(t).prune(sessiondb.PruneOptions{Before: cutoff, IncludePinned: true}), []string{"pinned", "r", "m", "tip", "loose"})
+	})
+
+	t.Run("a prune of most of the history leaves the rest whole and searchable", func(t *testing.T) {
+		h := s.store(t)
+		const sessions, each = 4, 600 // 2,400 messages: a bulk delete
+		var old []string
+		for i := 0; i < sessions; i++ {
+			id := fmt.Sprintf("old-%d", i)
+			at := now - 200*day + float64(i)
+			h.create(sessiondb.NewSession{ID: id, Source: "cli", StartedAt: at})
+			ms := make([]sessiondb.NewMessage, each)
+			for j := range ms {
+				ms[j] = user(fmt.Sprintf("bulkword note %d 项目 %d", i, j), at+float64(j)/1000)
+			}
+			if _, err := h.AppendMessages(t.Context(), id, ms); err != nil {
+				t.Fatal(err)
+			}
+			h.end(id, "user_exit")
+			old = append(old, id)
+		}
+		h.create(sessiondb.NewSession{ID: "keep", Source: "cli", StartedAt: now - day})
+		h.add("keep", user("recent bulkword 项目 question", now-day+1))
+		sameSet(t, "pruned", h.prune(sessiondb.PruneOptions{Before: cutoff}), old)
+		for _, q := range []string{"bulkword", "项目", "项"} {
+			equal(t, q+" hits", hitSessions(h.search(q, sessiondb.SearchOptions{Limit: 100})), []string{"keep"})
+		}
+		equal(t, "sessions left", h.listIDs(sessiondb.ListOptions{}), []string{"keep"})
+		h.add("keep", user("zebrafter the prune", now))
+		equal(t, "a new message's hits", hitSessions(h.search("zebrafter", sessiondb.SearchOptions{})), []string{"keep"})
+		if n, err := h.ClearMessages(t.Context(), "keep"); err != nil || n != 2 {
+			t.Fatalf("ClearMessages = %d, %v; want 2", n, err)
+		}
+		if hits := h.search("zebrafter", sessiondb.SearchOptions{}); len(hits) != 0 {
+			t.Errorf("a cleared message is still found: %v", hitSessions(hits))
+		}
 	})
 
 	t.Run("a cutoff is required", func(t *testing.T) {
