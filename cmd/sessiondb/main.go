@@ -82,6 +82,7 @@ var commands = map[string]func() *command{
 	"recover":   newRecoverCommand,
 	"browse":    newBrowseCommand,
 	"serve":     newServeCommand,
+	"sync":      newSyncCommand,
 
 	"optimize-storage": newOptimizeStorageCommand,
 	"rebuild-fts":      newRebuildFTSCommand,
