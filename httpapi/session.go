@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"iter"
 	"net/http"
 	"strings"
 
@@ -163,7 +162,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	types := map[string]string{"md": "text/markdown; charset=utf-8", "jsonl": "application/x-ndjson", "json": "application/json"}
 	w.Header().Set("Content-Type", types[format])
 	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFileName(sess.ID)+`.`+format+`"`)
-	msgs := func(yield func(*sessiondb.Message, error) bool) {
+	var msgs export.Messages = func(yield func(*sessiondb.Message, error) bool) {
 		var after int64
 		for {
 			page, err := s.cfg.Store.Messages(ctx, sess.ID, sessiondb.MessageFilter{AfterID: after, Limit: 500})
@@ -184,7 +183,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	}
 	// Headers are gone once the body starts: a failure part way ends the
 	// download early, which the client sees as a truncated file.
-	if err := enc.Encode(&export.Item{Session: sess, Messages: iter.Seq2[*sessiondb.Message, error](msgs)}); err == nil {
+	if err := enc.Encode(&export.Item{Session: sess, Messages: msgs}); err == nil {
 		_ = enc.Close()
 	}
 }
