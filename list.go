@@ -260,3 +260,24 @@ func PinUpdate(pinned bool) FlagUpdate {
 	}
 	return FlagUpdate{"unpin", []FlagValue{{"pinned", 0}}}
 }
+
+// FlagFilters are the flag columns a listing with o requires, and their
+// values (a NULL flag counts as 0): archived sessions are left out unless
+// asked for (or asked for alone), hidden ones unless asked for, and
+// PinnedOnly keeps pinned ones.
+func (o ListOptions) FlagFilters() []FlagValue {
+	var fs []FlagValue
+	switch {
+	case o.ArchivedOnly:
+		fs = append(fs, FlagValue{"archived", 1})
+	case !o.IncludeArchived:
+		fs = append(fs, FlagValue{"archived", 0})
+	}
+	if !o.IncludeHidden {
+		fs = append(fs, FlagValue{"hidden", 0})
+	}
+	if o.PinnedOnly {
+		fs = append(fs, FlagValue{"pinned", 1})
+	}
+	return fs
+}

@@ -119,3 +119,19 @@ func TestReplayChain(t *testing.T) {
 		t.Fatalf("ReplayChain = %v, %v (filters %v)", got, err, asked)
 	}
 }
+
+func TestListFlagFilters(t *testing.T) {
+	for _, tt := range []struct {
+		o    sessiondb.ListOptions
+		want []sessiondb.FlagValue
+	}{
+		{sessiondb.ListOptions{}, []sessiondb.FlagValue{{Column: "archived"}, {Column: "hidden"}}},
+		{sessiondb.ListOptions{IncludeArchived: true, IncludeHidden: true}, nil},
+		{sessiondb.ListOptions{ArchivedOnly: true, IncludeHidden: true, PinnedOnly: true},
+			[]sessiondb.FlagValue{{Column: "archived", Value: 1}, {Column: "pinned", Value: 1}}},
+	} {
+		if got := tt.o.FlagFilters(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("FlagFilters(%+v) = %v, want %v", tt.o, got, tt.want)
+		}
+	}
+}

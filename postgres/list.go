@@ -68,17 +68,8 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	if !o.IncludeChildren {
 		where = append(where, listableSQL)
 	}
-	switch {
-	case o.ArchivedOnly:
-		where = append(where, "COALESCE(s.archived, 0) = 1")
-	case !o.IncludeArchived:
-		where = append(where, "COALESCE(s.archived, 0) = 0")
-	}
-	if !o.IncludeHidden {
-		where = append(where, "COALESCE(s.hidden, 0) = 0")
-	}
-	if o.PinnedOnly {
-		where = append(where, "COALESCE(s.pinned, 0) = 1")
+	for _, f := range o.FlagFilters() {
+		where = append(where, fmt.Sprintf("COALESCE(s.%s, 0) = %d", f.Column, f.Value))
 	}
 	if len(o.Sources) > 0 {
 		where = append(where, "s.source = ANY("+arg(textList(o.Sources))+")")
