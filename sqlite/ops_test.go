@@ -1847,3 +1847,30 @@ func TestListSessionsWithoutFilters(t *testing.T) {
 		t.Errorf("total = %d, want 4", total)
 	}
 }
+
+// A parent cycle of compressed sessions (a hand-edited or damaged file) has
+// no live end: following continuations stops at a bound instead of looping,
+// and names sessions of the cycle only.
+func TestCompressionCycleEnds(t *testing.T) {
+	s := opsOpen(t)
+	base := opsNow - opsDay
+	s.create(t, sessiondb.NewSession{ID: "a", Source: "cli", StartedAt: base})
+	s.create(t, sessiondb.NewSession{ID: "b", Source: "cli", ParentSessionID: "a", StartedAt: base + 1})
+	s.exec(t, "UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")
+	s.end(t, "a", sessiondb.EndReasonCompression, base+2)
+	s.end(t, "b", sessiondb.EndReasonCompression, base+3)
+
+	tip, err := s.CompressionTip(ctx, "a")
+	if err != nil || (tip != "a" && tip != "b") {
+		t.Errorf("CompressionTip(a) = %q, %v; want a or b", tip, err)
+	}
+	chain, err := s.CompressionChain(ctx, "a")
+	if err != nil {
+		t.Fatalf("CompressionChain(a): %v", err)
+	}
+	for _, id := range chain {
+		if id != "a" && id != "b" {
+			t.Fatalf("CompressionChain(a) holds %q", id)
+		}
+	}
+}
