@@ -1,7 +1,9 @@
 package sqlite_test
 
 import (
+	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,5 +169,75 @@ func TestContinueSession(t *testing.T) {
 	db.EndSession(ctx, "c", "user_exit")
 	if _, err := db.ContinueSession(ctx, "c", sessiondb.NewSession{}); sessiondb.ErrorCode(err) != sessiondb.ECONFLICT {
 		t.Errorf("continuing a deliberately ended session: %v", err)
+	}
+}
+
+// STORAGE.md §5.1: a lease lives ttl seconds (300 when none is given) and is
+// stale only once expires_at < now; expired turn leases are swept a day
+// after their expiry. Each step opens the file with a clock at that time.
+func TestLeaseExpiry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	at := func(seconds float64) *sqlite.DB {
+		return sessOpenAt(t, path, fixedNow.Add(time.Duration(seconds*float64(time.Second))))
+	}
+	a, b := sqlite.Holder("a"), sqlite.Holder("b")
+
+	for _, ttl := range []time.Duration{0, -time.Second} {
+		key := fmt.Sprintf("default-%v", ttl)
+		if ok, err := at(0).AcquireCompressionLock(ctx, key, a, ttl); err != nil || !ok {
+			t.Fatalf("acquire with ttl %v: %v %v", ttl, ok, err)
+		}
+		if ok, _ := at(299).AcquireCompressionLock(ctx, key, b, time.Minute); ok {
+			t.Errorf("ttl %v: the lease was taken over after 299 s (the default is 300 s)", ttl)
+		}
+		if ok, _ := at(301).AcquireCompressionLock(ctx, key, b, time.Minute); !ok {
+			t.Errorf("ttl %v: the lease was not reclaimed after 301 s", ttl)
+		}
+	}
+
+	if ok, _ := at(0).AcquireCompressionLock(ctx, "edge", a, time.Minute); !ok {
+		t.Fatal("acquire edge")
+	}
+	if ok, _ := at(60).AcquireCompressionLock(ctx, "edge", b, time.Minute); ok {
+		t.Error("a lease was taken over at its expiry instant (stale means expires_at < now)")
+	}
+	if ok, _ := at(61).AcquireCompressionLock(ctx, "edge", b, time.Minute); !ok {
+		t.Error("a lease was not reclaimed a second after its expiry")
+	}
+
+	if ok, _ := at(0).AcquireTurnLease(ctx, "c1", a, time.Minute); !ok {
+		t.Fatal("acquire turn lease c1")
+	}
+	raw := rawDB(t, path)
+	leases := func() int {
+		return count(t, raw, "SELECT COUNT(*) FROM session_turn_leases WHERE conversation_id = 'c1'")
+	}
+	at(60+86400-1).AcquireTurnLease(ctx, "c2", b, time.Minute)
+	if leases() != 1 {
+		t.Error("a turn lease expired less than a day ago was swept")
+	}
+	at(60+86400+1).AcquireTurnLease(ctx, "c3", b, time.Minute)
+	if leases() != 0 {
+		t.Error("a turn lease expired more than a day ago was not swept")
+	}
+}
+
+// A holder stamped with another pid namespace cannot be probed from here:
+// its lease is kept until it expires, even when its pid is free in ours.
+func TestLeaseOfAnotherNamespaceIsKept(t *testing.T) {
+	db := MustOpen(t)
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	h := sqlite.Holder("")
+	ns := h[strings.Index(h, ":pidns=")+len(":pidns="):]
+	other := "pid=" + strconv.Itoa(cmd.Process.Pid) + ":pidns=1" + ns
+	raw := rawDB(t, db.Path())
+	if _, err := raw.Exec("INSERT INTO compression_locks VALUES ('s1', ?, 1, 4000000000)", other); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := db.AcquireCompressionLock(ctx, "s1", sqlite.Holder("me"), time.Minute); ok {
+		t.Fatal("the lease of a holder in another pid namespace was reclaimed")
 	}
 }
