@@ -393,3 +393,27 @@ func TestMigrateStepFailureLeavesTheFile(t *testing.T) {
 		t.Errorf("%d inline prompts after a failed upgrade, want %d", got, inline)
 	}
 }
+
+// TestOpenRestoresDroppedObject: a writer's open skips the migration only
+// when every object of the schema files is there; one dropped since (an
+// index or trigger anywhere in its file, not only the first) is created
+// again.
+func TestOpenRestoresDroppedObject(t *testing.T) {
+	for _, tc := range []struct{ kind, name string }{
+		{"index", "idx_sessions_started"},          // schema.sql, fourth index
+		{"index", "idx_sessions_tool_names"},       // deferred.sql
+		{"trigger", "messages_fts_cjk_delete"},     // fts_cjk_triggers.sql, second trigger
+		{"trigger", "messages_fts_trigram_delete"}, // fts_trigram.sql
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			MustOpenPath(t, path).Close()
+			raw := rawDB(t, path)
+			rawExec(t, raw, "DROP "+tc.kind+" "+tc.name)
+			MustOpenPath(t, path)
+			if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = ? AND name = ?", tc.kind, tc.name); got != 1 {
+				t.Errorf("%s %s not restored by the next open", tc.kind, tc.name)
+			}
+		})
+	}
+}
