@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -415,5 +416,50 @@ func TestOpenRestoresDroppedObject(t *testing.T) {
 				t.Errorf("%s %s not restored by the next open", tc.kind, tc.name)
 			}
 		})
+	}
+}
+
+// TestOpenNarrowsBroadUpdateTriggers: update triggers written as `AFTER
+// UPDATE ON messages` (every column, as older releases wrote them) are all
+// replaced by the `AFTER UPDATE OF …` form in one open, however many there
+// are.
+func TestOpenNarrowsBroadUpdateTriggers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	MustOpenPath(t, path).Close()
+	raw := rawDB(t, path)
+	names := []string{"messages_fts_update", "messages_fts_trigram_update", "messages_fts_cjk_update"}
+	triggerSQL := func(name string) string {
+		var s string
+		if err := raw.QueryRow("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", name).Scan(&s); err != nil {
+			t.Fatalf("trigger %s: %v", name, err)
+		}
+		return s
+	}
+	broadOf := regexp.MustCompile(`AFTER UPDATE OF [a-z_, ]+ ON messages`)
+	for _, n := range names {
+		broad := broadOf.ReplaceAllString(triggerSQL(n), "AFTER UPDATE ON messages")
+		rawExec(t, raw, "DROP TRIGGER "+n)
+		rawExec(t, raw, broad)
+	}
+	MustOpenPath(t, path)
+	for _, n := range names {
+		if s := triggerSQL(n); !strings.Contains(s, "AFTER UPDATE OF ") {
+			t.Errorf("%s is still broad after an open:\n%s", n, s)
+		}
+	}
+}
+
+// TestOpenDropsLeftoverOptimizeOffer: a file at the current layout that
+// still carries the legacy layout's optimize-storage offer (as left by a
+// conversion elsewhere) loses it at the next writer open, so later opens
+// find the file current and write nothing.
+func TestOpenDropsLeftoverOptimizeOffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	MustOpenPath(t, path).Close()
+	raw := rawDB(t, path)
+	rawExec(t, raw, "INSERT INTO state_meta (key, value) VALUES ('fts_optimize_available', '1')")
+	MustOpenPath(t, path).Close()
+	if got := count(t, raw, "SELECT COUNT(*) FROM state_meta WHERE key = 'fts_optimize_available'"); got != 0 {
+		t.Errorf("the optimize-storage offer is still there after an open of a current-layout file")
 	}
 }
