@@ -172,9 +172,9 @@ func TestContinueSession(t *testing.T) {
 	}
 }
 
-// STORAGE.md §5.1: a lease lives ttl seconds (300 when none is given) and is
-// stale only once expires_at < now; expired turn leases are swept a day
-// after their expiry. Each step opens the file with a clock at that time.
+// STORAGE.md §5.1: a lease lives ttl seconds (300 when none is given) from
+// its acquisition or its last refresh, and is stale only once
+// expires_at < now; expired turn leases are swept a day after their expiry. Each step opens the file with a clock at that time.
 func TestLeaseExpiry(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	at := func(seconds float64) *sqlite.DB {
@@ -203,6 +203,19 @@ func TestLeaseExpiry(t *testing.T) {
 	}
 	if ok, _ := at(61).AcquireCompressionLock(ctx, "edge", b, time.Minute); !ok {
 		t.Error("a lease was not reclaimed a second after its expiry")
+	}
+
+	if ok, _ := at(0).AcquireCompressionLock(ctx, "refreshed", a, time.Minute); !ok {
+		t.Fatal("acquire refreshed")
+	}
+	if ok, _ := at(50).RefreshCompressionLock(ctx, "refreshed", a, time.Minute); !ok {
+		t.Fatal("the holder could not refresh")
+	}
+	if ok, _ := at(100).AcquireCompressionLock(ctx, "refreshed", b, time.Minute); ok {
+		t.Error("a lease refreshed at 50 s for a minute was taken over at 100 s")
+	}
+	if ok, _ := at(111).AcquireCompressionLock(ctx, "refreshed", b, time.Minute); !ok {
+		t.Error("a lease refreshed at 50 s for a minute was not reclaimed at 111 s")
 	}
 
 	if ok, _ := at(0).AcquireTurnLease(ctx, "c1", a, time.Minute); !ok {
