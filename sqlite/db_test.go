@@ -125,24 +125,3 @@ func TestWritesCheckpointAsTheyGo(t *testing.T) {
 		t.Errorf("%d of 60 sessions in the database file before Close, want at least 40", got)
 	}
 }
-
-// TestWriteRepairsDamagedSearchIndex: a write that fails on a damaged
-// search index (FTS5 fail-open) is not lost: the indexes are recreated and
-// the write runs again; old and new messages are found once the backfill
-// has run.
-func TestWriteRepairsDamagedSearchIndex(t *testing.T) {
-	db := MustOpen(t)
-	seed(t, db, 40)
-	raw := rawDB(t, db.Path())
-	rawExec(t, raw, "DELETE FROM messages_fts_data WHERE id = 10") // the structure record
-	if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "after the damage zebrafish"}); err != nil {
-		t.Fatalf("append on a damaged index: %v", err)
-	}
-	if got := len(search(t, db, "zebrafish", sessiondb.SearchOptions{})); got != 1 {
-		t.Errorf("new message: %d hits, want 1", got)
-	}
-	if got := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); got != 40 {
-		t.Errorf("old messages: %d hits, want 40", got)
-	}
-	checkIntegrity(t, raw)
-}

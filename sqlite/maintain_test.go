@@ -143,28 +143,37 @@ func TestOptimize(t *testing.T) {
 
 // TestFTSFailOpen damages the word index; the next append must still land,
 // be searchable, and leave every index consistent once refilled.
+// TestFTSFailOpen: a write is not lost to a damaged search index, whether
+// the damage lets the insert through (blocks zeroed past the structure
+// record) or fails it (the structure record lost: the indexes are recreated
+// and the write runs again); old and new messages are found afterwards.
 func TestFTSFailOpen(t *testing.T) {
-	db := MustOpen(t)
-	seed(t, db, 40)
-	raw := rawDB(t, db.Path())
-	if _, err := raw.Exec("UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"); err != nil {
-		t.Fatal(err)
+	for _, damage := range []struct{ name, sql string }{
+		{"zeroed blocks", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"},
+		{"structure record lost", "DELETE FROM messages_fts_data WHERE id = 10"},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			db := MustOpen(t)
+			seed(t, db, 40)
+			raw := rawDB(t, db.Path())
+			rawExec(t, raw, damage.sql)
+			id, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "after the damage zebrafish"})
+			if err != nil {
+				t.Fatalf("append on a damaged index: %v", err)
+			}
+			if id == 0 {
+				t.Fatal("no id")
+			}
+			if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts%'"); got != 9 {
+				t.Errorf("%d FTS triggers, want 9", got)
+			}
+			if got := len(search(t, db, "zebrafish", sessiondb.SearchOptions{})); got != 1 {
+				t.Errorf("new message: %d hits", got)
+			}
+			if got := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); got != 40 {
+				t.Errorf("old messages: %d hits, want 40", got)
+			}
+			checkIntegrity(t, raw)
+		})
 	}
-	id, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "after the damage zebrafish"})
-	if err != nil {
-		t.Fatalf("append on a damaged index: %v", err)
-	}
-	if id == 0 {
-		t.Fatal("no id")
-	}
-	if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts%'"); got != 9 {
-		t.Errorf("%d FTS triggers, want 9", got)
-	}
-	if got := len(search(t, db, "zebrafish", sessiondb.SearchOptions{})); got != 1 {
-		t.Errorf("new message: %d hits", got)
-	}
-	if got := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); got != 40 {
-		t.Errorf("old messages: %d hits, want 40", got)
-	}
-	checkIntegrity(t, raw)
 }
