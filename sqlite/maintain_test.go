@@ -141,12 +141,11 @@ func TestOptimize(t *testing.T) {
 	checkIntegrity(t, rawDB(t, db.Path()))
 }
 
-// TestFTSFailOpen damages the word index; the next append must still land,
-// be searchable, and leave every index consistent once refilled.
 // TestFTSFailOpen: a write is not lost to a damaged search index, whether
 // the damage lets the insert through (blocks zeroed past the structure
 // record) or fails it (the structure record lost: the indexes are recreated
-// and the write runs again); old and new messages are found afterwards.
+// and the write runs again); the append lands, is searchable, and every index is
+// consistent once refilled.
 func TestFTSFailOpen(t *testing.T) {
 	for _, damage := range []struct{ name, sql string }{
 		{"zeroed blocks", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"},
