@@ -1,6 +1,9 @@
 package sqlite_test
 
 import (
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -175,4 +178,50 @@ func TestFTSFailOpen(t *testing.T) {
 			checkIntegrity(t, raw)
 		})
 	}
+}
+
+// TestOptimizeVacuum: VACUUM compacts the file when no other process has it
+// open (this process's own connections do not count), and is skipped,
+// naming the other process, when one has it open: Hermes must never see
+// its file rewritten under it.
+func TestOptimizeVacuum(t *testing.T) {
+	t.Run("no other process", func(t *testing.T) {
+		db := MustOpen(t)
+		seed(t, db, 30)
+		rep, err := db.Optimize(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Vacuumed || rep.VacuumSkipped != "" {
+			t.Errorf("vacuum did not run: %+v", rep)
+		}
+		if rep.SizeBefore <= 0 || rep.SizeAfter <= 0 {
+			t.Errorf("sizes before and after = %d, %d; want the file's sizes", rep.SizeBefore, rep.SizeAfter)
+		}
+	})
+	t.Run("another process has the file open", func(t *testing.T) {
+		db := MustOpen(t)
+		seed(t, db, 30)
+		f, err := os.Open(db.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		holder := exec.Command("sleep", "60")
+		holder.ExtraFiles = []*os.File{f}
+		if err := holder.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { holder.Process.Kill(); holder.Wait() }()
+		rep, err := db.Optimize(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Vacuumed || !strings.Contains(rep.VacuumSkipped, strconv.Itoa(holder.Process.Pid)) {
+			t.Errorf("vacuum with pid %d holding the file: %+v; want it skipped, naming that pid", holder.Process.Pid, rep)
+		}
+		if rep.SizeAfter != rep.SizeBefore {
+			t.Errorf("size after a skipped vacuum = %d, want the size before, %d", rep.SizeAfter, rep.SizeBefore)
+		}
+	})
 }
