@@ -93,8 +93,13 @@ func checkStored(t *testing.T, db *postgres.DB, acked map[string]map[int]bool) {
 // restarts (pg_ctl restart -m fast); writers wait and retry, nothing
 // acknowledged is lost and nothing is stored twice.
 func TestReliabilityRestartMidRun(t *testing.T) {
-	db := MustOpen(t)
+	url, restart := testenv.PrivatePostgres(t)
 	ctx := context.Background()
+	db, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	const writers, each = 8, 150
 	acked := map[string]map[int]bool{}
 	var mu sync.Mutex
@@ -125,7 +130,7 @@ func TestReliabilityRestartMidRun(t *testing.T) {
 	for done.Load() < writers*each/4 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	testenv.RestartPostgres(t)
+	restart()
 	restartedAt := done.Load()
 	wg.Wait()
 	if restartedAt >= writers*each {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,29 +56,49 @@ func Postgres(tb testing.TB) string {
 	return u.String()
 }
 
-// RestartPostgres restarts the test server (pg_ctl restart -m fast), for
-// tests of what writers do while the server goes away. It needs the cluster
-// scripts/pg-cluster started (SESSIONDB_PG_DIR and SESSIONDB_PG_BINDIR);
-// without it the test skips, or fails under CI.
-func RestartPostgres(tb testing.TB) {
+// PrivatePostgres starts a PostgreSQL cluster of the test's own
+// (scripts/pg-cluster), stopped and removed when the test ends, for tests
+// that restart the server: the shared test server must not go away under
+// other packages' tests, which run at the same time. It returns the URL of
+// the cluster's postgres database and a function that restarts the server
+// (pg_ctl restart -m fast). Without PostgreSQL's programs the test skips,
+// or fails under CI.
+func PrivatePostgres(tb testing.TB) (url string, restart func()) {
 	tb.Helper()
-	dir, bin := os.Getenv("SESSIONDB_PG_DIR"), os.Getenv("SESSIONDB_PG_BINDIR")
-	if dir == "" || bin == "" {
-		Missing(tb, "restarting PostgreSQL needs the throw-away cluster of scripts/pg-cluster (SESSIONDB_PG_DIR, SESSIONDB_PG_BINDIR)")
-		return
+	if os.Getenv(PostgresEnv) == "" {
+		Missing(tb, "PostgreSQL is not available: set "+PostgresEnv+` (eval "$(scripts/pg-cluster start)"), which also says its programs are installed`)
+		return "", nil
 	}
-	cmd := bin + "/pg_ctl -D " + dir + "/data -m fast -w -t 60 restart -l " + dir + "/server.log"
-	var c *exec.Cmd
-	if os.Geteuid() == 0 {
-		user := "postgres"
-		if _, err := exec.Command("id", user).Output(); err != nil {
-			user = "nobody"
+	script := filepath.Join(moduleRoot(), "scripts", "pg-cluster")
+	out, err := exec.Command(script, "start").Output()
+	if err != nil {
+		msg := err.Error()
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg += ": " + string(ee.Stderr)
 		}
-		c = exec.Command("su", "-s", "/bin/sh", user, "-c", cmd)
-	} else {
-		c = exec.Command("sh", "-c", cmd)
+		tb.Fatalf("scripts/pg-cluster start: %s", msg)
 	}
-	if out, err := c.CombinedOutput(); err != nil {
-		tb.Fatalf("pg_ctl restart: %v\n%s", err, out)
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok {
+			vars[k] = strings.Trim(v, "'")
+		}
+	}
+	dir, bin := vars["SESSIONDB_PG_DIR"], vars["SESSIONDB_PG_BINDIR"]
+	tb.Cleanup(func() { exec.Command(script, "stop", dir).Run() })
+	return vars[PostgresEnv], func() {
+		tb.Helper()
+		cmd := bin + "/pg_ctl -D " + dir + "/data -m fast -w -t 60 restart -l " + dir + "/server.log"
+		c := exec.Command("sh", "-c", cmd)
+		if os.Geteuid() == 0 {
+			user := "postgres"
+			if exec.Command("id", user).Run() != nil {
+				user = "nobody"
+			}
+			c = exec.Command("su", "-s", "/bin/sh", user, "-c", cmd)
+		}
+		if out, err := c.CombinedOutput(); err != nil {
+			tb.Fatalf("pg_ctl restart: %v\n%s", err, out)
+		}
 	}
 }
