@@ -10,21 +10,8 @@ import (
 )
 
 // BatchError is the error AppendBatch returns when it refuses one message
-// of the batch; nothing of the batch was written. Index is the message's
-// position in the batch, from 0. Err carries the sessiondb error code.
-type BatchError struct {
-	Index     int
-	SessionID string
-	Err       error
-}
-
-// Error implements the error interface.
-func (e *BatchError) Error() string {
-	return fmt.Sprintf("message %d (session %q): %v", e.Index+1, e.SessionID, e.Err)
-}
-
-// Unwrap returns the reason the message was refused.
-func (e *BatchError) Unwrap() error { return e.Err }
+// of the batch (sessiondb.BatchError).
+type BatchError = sessiondb.BatchError
 
 // AppendBatch appends messages to the sessions they name (each message's
 // SessionID, an exact id), in the batch's order, in one transaction: all

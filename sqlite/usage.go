@@ -8,10 +8,10 @@ import (
 
 // Stats groups for UsageStats.
 const (
-	ByTotal  = ""
-	ByModel  = "model"
-	BySource = "source"
-	ByDay    = "day"
+	ByTotal  = sessiondb.ByTotal
+	ByModel  = sessiondb.ByModel
+	BySource = sessiondb.BySource
+	ByDay    = sessiondb.ByDay
 )
 
 // UsageStats returns token, API-call and cost totals of the sessions
