@@ -38,6 +38,11 @@ whether the write lock is free right now. Every problem names the command
 that fixes it. Run doctor as the user that runs Hermes: root may read and
 write any file. Exit status 0 when healthy, 1 when a check failed.
 
+On PostgreSQL (--db postgres://…) doctor checks instead that the server
+answers (else exit status 6), its version (15 or newer), the pg_trgm
+extension, the schema migrations and that every index is valid; --fix
+applies pending migrations.
+
 Options:
   --full   run the full integrity_check (slow on big files)
   --fix    apply the safe fixes: upgrade the schema, finish index backfills,
