@@ -61,11 +61,10 @@ func Diagnose(ctx context.Context, url string, o Options) (*sessiondb.Diagnosis,
 // displayURL names the database as the report shows it, without a
 // password.
 func displayURL(c *pgx.ConnConfig) string {
-	host := c.Host
-	if !strings.HasPrefix(host, "/") {
-		host = net.JoinHostPort(host, strconv.Itoa(int(c.Port)))
+	if strings.HasPrefix(c.Host, "/") { // a Unix socket's directory
+		return fmt.Sprintf("postgres://%s@/%s?host=%s", c.User, c.Database, c.Host)
 	}
-	return fmt.Sprintf("postgres://%s@%s/%s", c.User, host, c.Database)
+	return fmt.Sprintf("postgres://%s@%s/%s", c.User, net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))), c.Database)
 }
 
 func checkServer(ctx context.Context, conn *pgx.Conn, d *sessiondb.Diagnosis) error {

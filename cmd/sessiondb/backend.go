@@ -81,12 +81,17 @@ func (e *env) lacks(what string) error {
 
 // openPostgres connects to the PostgreSQL database at l, bringing its
 // schema up to date.
-func (e *env) openPostgres(ctx context.Context, l location) (sessiondb.Store, error) {
+func (e *env) openPostgres(ctx context.Context, l location) (*postgres.DB, error) {
 	limit, err := maxMessageBytes()
 	if err != nil {
 		return nil, err
 	}
-	db, err := postgres.Open(ctx, l.name, postgres.Options{ConnectTimeout: e.connectTimeout, MaxMessageBytes: limit})
+	return postgres.Open(ctx, l.name, postgres.Options{ConnectTimeout: e.connectTimeout, MaxMessageBytes: limit})
+}
+
+// openServer opens the PostgreSQL database at l as a store.
+func (e *env) openServer(ctx context.Context, l location) (sessiondb.Store, error) {
+	db, err := e.openPostgres(ctx, l)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +116,7 @@ func (e *env) openRead(ctx context.Context) (sessiondb.Store, error) {
 		return nil, err
 	}
 	if l.pg {
-		return e.openPostgres(ctx, l)
+		return e.openServer(ctx, l)
 	}
 	db, err := e.openSQLiteRead(l)
 	if err != nil {
@@ -130,7 +135,7 @@ func (e *env) openWrite(ctx context.Context, create bool) (sessiondb.Store, erro
 		return nil, err
 	}
 	if l.pg {
-		return e.openPostgres(ctx, l)
+		return e.openServer(ctx, l)
 	}
 	db, err := e.openSQLiteWrite(l, create)
 	if err != nil {

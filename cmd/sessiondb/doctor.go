@@ -132,7 +132,11 @@ func needsFix(d *sessiondb.Diagnosis) bool {
 // it applies the pending migrations (and creates pg_trgm where the role
 // may).
 func (e *env) fixServer(ctx context.Context, _ *sessiondb.Diagnosis) ([]string, error) {
-	db, err := e.openWrite(ctx, false)
+	l, err := e.where()
+	if err != nil {
+		return nil, err
+	}
+	db, err := e.openPostgres(ctx, l)
 	if err != nil {
 		return nil, err
 	}
