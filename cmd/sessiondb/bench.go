@@ -201,7 +201,7 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 			rep.WALBytes = fi.Size()
 		}
 	} else {
-		rep.Store = "server"
+		rep.Store = "database server"
 	}
 	rep.PeakRSSMB = peakRSSMB()
 	if o.asJSON {
@@ -246,7 +246,7 @@ type benchReport struct {
 	Synchronous     string         `json:"synchronous"`
 	PeakRSSMB       float64        `json:"peak_rss_mb,omitempty"`
 	WorkerPeakRSSMB float64        `json:"worker_peak_rss_mb,omitempty"` // the largest of the --procs workers
-	Store           string         `json:"store,omitempty"`              // "server" for a database server (no file sizes); "" for a file
+	Store           string         `json:"store,omitempty"`              // "database server" (no file sizes), or "" for a file
 }
 
 type latencySummary struct {
@@ -358,6 +358,8 @@ func (r *benchReport) print(w io.Writer) error {
 	if r.Store == "" {
 		fmt.Fprintf(tw, "file\t%.1f MB (db %.1f MB + wal %.1f MB), journal %s, synchronous %s\n",
 			mb(r.DBBytes+r.WALBytes), mb(r.DBBytes), mb(r.WALBytes), r.JournalMode, r.Synchronous)
+	} else {
+		fmt.Fprintf(tw, "store\t%s (no file sizes)\n", r.Store)
 	}
 	if r.PeakRSSMB > 0 {
 		fmt.Fprintf(tw, "peak RSS\t%.1f MB", r.PeakRSSMB)
