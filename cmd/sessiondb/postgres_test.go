@@ -300,3 +300,60 @@ func TestPostgresDoctor(t *testing.T) {
 		t.Errorf("doctor --json path = %q", rep.Diagnosis.Path)
 	}
 }
+
+// TestPostgresCommands runs the other commands that work on either backend
+// on PostgreSQL: end and reopen, lineage, archive, clear, stats, export and
+// import, prune, bench and init.
+func TestPostgresCommands(t *testing.T) {
+	db := testenv.Postgres(t)
+	must := func(args ...string) string {
+		t.Helper()
+		out, errOut, code := cli(t, db, "", args...)
+		if code != 0 {
+			t.Fatalf("sessiondb %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		}
+		return out
+	}
+	if out := must("init"); !strings.Contains(out, "schema version") {
+		t.Errorf("init printed %q", out)
+	}
+	const root, child = "20260101_090000_aaaaaa", "20260101_100000_bbbbbb"
+	must("new", "--source", "cron", "--id", root)
+	must("append", root, "--role", "user", "--content", "rotate the logs")
+	must("end", root, "--reason", "compression")
+	must("new", "--source", "cron", "--id", child, "--parent", root)
+	must("append", child, "--role", "assistant", "--content", "logs rotated")
+	if out := must("lineage", child); !strings.Contains(out, root) || !strings.Contains(out, child) {
+		t.Errorf("lineage lacks the chain:\n%s", out)
+	}
+	must("end", child, "--reason", "user_exit")
+	must("reopen", child)
+	must("archive", child)
+	must("unarchive", child)
+	if out := must("stats", "--by", "source", "--json"); !strings.Contains(out, `"cron"`) {
+		t.Errorf("stats --by source --json = %s", out)
+	}
+
+	file := filepath.Join(t.TempDir(), "all.jsonl")
+	must("export", "--all", "--output", file)
+	other := testenv.Postgres(t)
+	out, errOut, code := cli(t, other, "", "import", file, "--json")
+	if code != 0 || !strings.Contains(out, `"imported": 2`) {
+		t.Fatalf("import into a second database: exit %d: %s\n%s", code, errOut, out)
+	}
+
+	if out := must("clear", root, "--yes"); out != "cleared "+root+": 1 messages deleted\n" {
+		t.Errorf("clear printed %q", out)
+	}
+	if out := must("prune", "--older-than", "1d", "--dry-run", "--json"); !strings.Contains(out, `"dry_run": true`) {
+		t.Errorf("prune --dry-run --json = %s", out)
+	}
+
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(must("bench", "--sessions", "2", "--messages", "6", "--searches", "1", "--json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep["messages"] != 6.0 || rep["errors"] != 0.0 || rep["store"] != "database server" {
+		t.Errorf("bench --json = %v", rep)
+	}
+}
