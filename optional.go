@@ -40,19 +40,19 @@ func (e *BatchError) Error() string {
 // Unwrap returns the reason the message was refused.
 func (e *BatchError) Unwrap() error { return e.Err }
 
-// Groups of UsageReporter.UsageStats.
+// Groups of a usage report (a backend's UsageStats).
 const (
-	ByTotal  = ""
-	ByModel  = "model"
-	BySource = "source"
-	ByDay    = "day"
+	UsageByTotal  = ""
+	UsageByModel  = "model"
+	UsageBySource = "source"
+	UsageByDay    = "day"
 )
 
 // UsageReporter is a store that totals tokens, API calls and costs.
 type UsageReporter interface {
 	// UsageStats returns the totals of the sessions started at or after
-	// since (Unix seconds; 0: all), grouped by ByModel, BySource or ByDay,
-	// or one grand total (ByTotal).
+	// since (Unix seconds; 0: all), grouped by UsageByModel, UsageBySource
+	// or UsageByDay, or one grand total (UsageByTotal).
 	UsageStats(ctx context.Context, by string, since float64) ([]UsageRow, error)
 }
 

@@ -8,10 +8,10 @@ import (
 
 // Stats groups for UsageStats.
 const (
-	ByTotal  = sessiondb.ByTotal
-	ByModel  = sessiondb.ByModel
-	BySource = sessiondb.BySource
-	ByDay    = sessiondb.ByDay
+	ByTotal  = ""
+	ByModel  = "model"
+	BySource = "source"
+	ByDay    = "day"
 )
 
 // UsageStats returns token, API-call and cost totals of the sessions

@@ -39,7 +39,7 @@ Examples:
 				return usagef("stats takes no arguments")
 			}
 			switch by {
-			case sessiondb.ByTotal, sessiondb.ByModel, sessiondb.BySource, sessiondb.ByDay:
+			case sessiondb.UsageByTotal, sessiondb.UsageByModel, sessiondb.UsageBySource, sessiondb.UsageByDay:
 			default:
 				return usagef("--by %q: want model, source or day", by)
 			}
@@ -69,7 +69,7 @@ Examples:
 			// Every column aligns right; the empty last one pads the
 			// numbers' column.
 			t := &table{}
-			head := map[string][]string{sessiondb.ByModel: {"Model", "Provider", "Task"}, sessiondb.BySource: {"Source"}, sessiondb.ByDay: {"Day"}, sessiondb.ByTotal: {""}}[by]
+			head := map[string][]string{sessiondb.UsageByModel: {"Model", "Provider", "Task"}, sessiondb.UsageBySource: {"Source"}, sessiondb.UsageByDay: {"Day"}, sessiondb.UsageByTotal: {""}}[by]
 			st := e.styles()
 			var hcells []cell
 			for _, h := range append(head, "Sessions", "Messages", "API calls", "Input", "Output", "Cache read", "Cache write", "Reasoning", "Est. $", "Actual $", "") {
@@ -79,9 +79,9 @@ Examples:
 			for _, r := range rows {
 				key := []string{r.Key}
 				switch by {
-				case sessiondb.ByTotal:
+				case sessiondb.UsageByTotal:
 					key = []string{"total"}
-				case sessiondb.ByModel:
+				case sessiondb.UsageByModel:
 					key = append(key, r.Provider, r.Task)
 				}
 				t.addText(append(key, fmt.Sprint(r.Sessions), fmt.Sprint(r.Messages), fmt.Sprint(r.APICalls),
