@@ -75,7 +75,7 @@ Examples:
 			defer db.Close()
 			im, ok := db.(sessiondb.Importer)
 			if !ok {
-				return e.lacks("imports")
+				return e.lacks("session imports")
 			}
 			// ImportSessions reports no progress; the bytes it has read of
 			// the input are (a bar for a file, a spinner for a pipe).
