@@ -93,6 +93,37 @@ type ExportedSession struct {
 	Segments []ExportedSession
 }
 
+// Check refuses a selection no export can satisfy: a lineage without a
+// session, or a session together with a source.
+func (sel ExportSelection) Check() error {
+	switch {
+	case sel.Lineage && sel.SessionID == "":
+		return Errorf(EINVALID, "export: a lineage export needs a session id")
+	case sel.SessionID != "" && sel.Source != "":
+		return Errorf(EINVALID, "export: give a session id or a source, not both")
+	}
+	return nil
+}
+
+// LineageExport assembles the export_session_lineage object of a
+// compression lineage from its segments, root first, and the number of
+// active messages they hold together: the tip's row counting them all,
+// the segments' messages one after the other, and the segments.
+func LineageExport(segs []ExportedSession, messages int64) *ExportedSession {
+	tip := *segs[len(segs)-1].Session
+	tip.MessageCount = messages
+	all := func(yield func(*Message, error) bool) {
+		for _, s := range segs {
+			for m, err := range s.Messages {
+				if !yield(m, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+	return &ExportedSession{Session: &tip, Messages: all, Segments: segs}
+}
+
 // Exporter is a store that streams whole sessions out in bounded memory.
 type Exporter interface {
 	// ExportSessions calls fn for every selected session, in id order, and

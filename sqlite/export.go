@@ -49,11 +49,8 @@ type ExportedSession = sessiondb.ExportedSession
 // does not exist is an ENOTFOUND error; a Source without sessions exports
 // nothing.
 func (db *DB) ExportSessions(ctx context.Context, sel ExportSelection, fn func(*ExportedSession) error) error {
-	switch {
-	case sel.Lineage && sel.SessionID == "":
-		return sessiondb.Errorf(sessiondb.EINVALID, "export: a lineage export needs a session id")
-	case sel.SessionID != "" && sel.Source != "":
-		return sessiondb.Errorf(sessiondb.EINVALID, "export: give a session id or a source, not both")
+	if err := sel.Check(); err != nil {
+		return err
 	}
 	if sel.SessionID != "" {
 		var x *ExportedSession
@@ -215,21 +212,7 @@ func (db *DB) exportLineage(ctx context.Context, id string) (*ExportedSession, e
 		total += n
 		segs = append(segs, ExportedSession{Session: s, Messages: db.exportMessages(ctx, sid)})
 	}
-	tip := *segs[len(segs)-1].Session
-	tip.MessageCount = total
-	return &ExportedSession{Session: &tip, Messages: concatMessages(segs), Segments: segs}, nil
-}
-
-func concatMessages(segs []ExportedSession) iter.Seq2[*sessiondb.Message, error] {
-	return func(yield func(*sessiondb.Message, error) bool) {
-		for _, s := range segs {
-			for m, err := range s.Messages {
-				if !yield(m, err) || err != nil {
-					return
-				}
-			}
-		}
-	}
+	return sessiondb.LineageExport(segs, total), nil
 }
 
 // Hermes' import_sessions limits (STORAGE.md §6). Hermes imports a whole

@@ -76,7 +76,7 @@ Examples:
 // initServer brings a PostgreSQL database's schema up to date: opening it
 // applies the pending migrations.
 func (e *env) initServer(ctx context.Context, l location, asJSON bool) error {
-	db, err := e.openWrite(ctx, true)
+	db, err := e.openPostgres(ctx, l)
 	if err != nil {
 		return err
 	}
