@@ -197,16 +197,28 @@ func (db *DB) migrate(ctx context.Context) error {
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return migrationErr("create schema_migrations", err)
 	}
-	var have int
-	if err := conn.QueryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+	rows, err := conn.Query(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
 		return err
 	}
-	if latest := ms[len(ms)-1].version; have > latest {
-		return sessiondb.Errorf(sessiondb.ECONFLICT,
-			"postgres: the database has schema version %d, newer than this sessiondb knows (%d); upgrade sessiondb", have, latest)
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return err
 	}
+	have := map[int]bool{}
+	newest := 0
+	for _, v := range applied {
+		have[int(v)] = true
+		newest = max(newest, int(v))
+	}
+	if latest := ms[len(ms)-1].version; newest > latest {
+		return sessiondb.Errorf(sessiondb.ECONFLICT,
+			"postgres: the database has schema version %d, newer than this sessiondb knows (%d); upgrade sessiondb", newest, latest)
+	}
+	// Every missing version is applied, in order, even one numbered below
+	// a version already there (two branches may land out of order).
 	for _, m := range ms {
-		if m.version <= have {
+		if have[m.version] {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {

@@ -159,7 +159,7 @@ func readableSchema(ctx context.Context, q querier, path string) (ftsLayout, err
 // olderSchema is the error for a read-only open of a file at an older
 // schema version.
 func olderSchema(path string, version int64) error {
-	return &sessiondb.Error{Code: sessiondb.ECONFLICT, Message: fmt.Sprintf(
+	return &sessiondb.Error{Code: sessiondb.ECONFLICT, Err: ErrOlderSchema, Message: fmt.Sprintf(
 		"%s is at schema %d; run `sessiondb init` to upgrade it to %d — Hermes does the same at its next start", path, version, SchemaVersion)}
 }
 

@@ -29,24 +29,13 @@ import (
 // ETIMEOUT, saying how to narrow the query.
 func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOptions) ([]sessiondb.SearchHit, error) {
 	start := time.Now()
-	fields, err := sessiondb.CheckSearchFields(o.Fields)
+	q, fields, o, err := sessiondb.PrepareSearch(query, o)
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(query) == "" {
-		return []sessiondb.SearchHit{}, nil
-	}
-	q := sessiondb.SanitizeQuery(query)
 	if q == "" {
 		return []sessiondb.SearchHit{}, nil
 	}
-	if err := sessiondb.CheckQueryTerms(q); err != nil {
-		return nil, err
-	}
-	if o.Limit <= 0 {
-		o.Limit = sessiondb.DefaultSearchLimit
-	}
-	o.Offset = max(o.Offset, 0)
 	s := &searcher{db: db, o: o}
 	hits, err := s.run(ctx, q)
 	if table, ok := err.(errDamagedIndex); ok {
@@ -63,7 +52,7 @@ func (db *DB) Search(ctx context.Context, query string, o sessiondb.SearchOption
 	if err != nil {
 		return nil, db.searchErr(ctx, start, "search", err)
 	}
-	if fields == nil || contains(fields, "context") {
+	if sessiondb.WantsContext(fields) {
 		if err := db.addContext(ctx, hits); err != nil {
 			return nil, db.searchErr(ctx, start, "search context", err)
 		}
@@ -80,12 +69,7 @@ func (db *DB) searchErr(ctx context.Context, start time.Time, op string, err err
 	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return db.mapErr(op, err)
 	}
-	took := "its time budget"
-	if deadline, ok := ctx.Deadline(); ok && deadline.After(start) {
-		took = deadline.Sub(start).Round(10 * time.Millisecond).String()
-	}
-	return &sessiondb.Error{Code: sessiondb.ETIMEOUT, Err: context.DeadlineExceeded, Message: op + " took longer than " + took +
-		" and was stopped; narrow the query: fewer OR alternatives, longer prefixes than a*, fewer words in a phrase, or only some sources or roles"}
+	return sessiondb.SearchTimeout(ctx, start, op)
 }
 
 func contains(list []string, s string) bool {
@@ -145,7 +129,7 @@ func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, er
 				return nil, err
 			}
 		}
-		if len(hits) == 0 && s.trigramPresent && trigramEligible(q) {
+		if len(hits) == 0 && s.trigramPresent && sessiondb.TrigramEligible(q) {
 			if hits, err = s.match(ctx, "messages_fts_trigram", fb); err != nil {
 				return nil, err
 			}
@@ -201,61 +185,20 @@ func (s *searcher) readState(ctx context.Context) error {
 	return nil
 }
 
-// wantsUnindexed reports whether the caller asks for rows the CJK and
-// trigram indexes leave out (tool rows, cron and subagent sessions).
-func (s *searcher) wantsUnindexed() bool {
-	return contains(s.o.Roles, sessiondb.RoleTool) || contains(s.o.Sources, "cron") || contains(s.o.Sources, "subagent")
-}
-
-// cjk routes a query holding CJK text: the bigram index when it is live and
-// every CJK run has two or more characters, else the trigram index when
-// every CJK token has three or more, else a substring scan. The first index
-// that runs answers, even with nothing.
+// cjk routes a query holding CJK text (sessiondb.RouteCJK). The first
+// index that runs answers, even with nothing.
 func (s *searcher) cjk(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
 	raw := strings.TrimSpace(strings.Trim(q, `"`))
-	match := sessiondb.QuoteTokens(raw)
-	if strings.Contains(raw, "%") {
-		// The tokenizers drop '%': only a substring scan keeps 100%完成
-		// from matching 100完成.
-		return s.likeAny(ctx, raw)
-	}
-	if s.cjkLive && !s.wantsUnindexed() {
-		if !sessiondb.HasLoneCJKRun(raw) {
-			return s.match(ctx, "messages_fts_cjk", match)
-		}
-		if c := []rune(raw); len(c) == 1 && fts5cjk.IsCJK(c[0]) {
-			return s.oneCJK(ctx, c[0])
-		}
-	}
-	if s.trigramPresent && !s.wantsUnindexed() && trigramRouteOK(raw) {
-		return s.match(ctx, "messages_fts_trigram", match)
+	indexed := !sessiondb.WantsUnindexed(s.o)
+	switch sessiondb.RouteCJK(raw, s.cjkLive && indexed, s.trigramPresent && indexed, fts5cjk.IsCJK) {
+	case sessiondb.RouteBigram:
+		return s.match(ctx, "messages_fts_cjk", sessiondb.QuoteTokens(raw))
+	case sessiondb.RouteOneChar:
+		return s.oneCJK(ctx, []rune(raw)[0])
+	case sessiondb.RouteTrigram:
+		return s.match(ctx, "messages_fts_trigram", sessiondb.QuoteTokens(raw))
 	}
 	return s.likeAny(ctx, raw)
-}
-
-// trigramRouteOK: three or more CJK characters, and no CJK token shorter
-// than three CJK characters (the trigram index cannot find those).
-func trigramRouteOK(raw string) bool {
-	if sessiondb.CountCJK(raw) < 3 {
-		return false
-	}
-	for _, t := range sessiondb.QueryTerms(raw) {
-		if n := sessiondb.CountCJK(t); n > 0 && n < 3 {
-			return false
-		}
-	}
-	return true
-}
-
-// trigramEligible: every term has at least three characters.
-func trigramEligible(q string) bool {
-	terms := sessiondb.QueryTerms(strings.TrimSpace(strings.Trim(q, `"`)))
-	for _, t := range terms {
-		if len([]rune(t)) < 3 {
-			return false
-		}
-	}
-	return len(terms) > 0
 }
 
 const hitColumns = "m.id, m.session_id, m.role, %s AS snippet, m.timestamp, m.tool_name, s.source, s.model, s.started_at"
@@ -537,7 +480,7 @@ func likeArgs(term string, n int) []any {
 // likeAny is the CJK substring scan: any token anywhere, newest first, the
 // snippet centred on the first token.
 func (s *searcher) likeAny(ctx context.Context, raw string) ([]sessiondb.SearchHit, error) {
-	terms := capTerms(sessiondb.QueryTerms(raw))
+	terms := sessiondb.CapTerms(sessiondb.QueryTerms(raw))
 	if len(terms) == 0 {
 		terms = []string{raw}
 	}
@@ -561,77 +504,13 @@ func (s *searcher) newestFirst(ctx context.Context, on querier, from, cond strin
 	return s.queryOn(ctx, on, stmt, append(append(args, fargs...), s.o.Limit, s.o.Offset)...)
 }
 
-// maxLikeTerms bounds how many distinct terms a LIKE scan matches, so the
-// generated expression stays far below SQLite's depth limit of 1000.
-const maxLikeTerms = 64
-
-// capTerms drops repeated terms and keeps at most maxLikeTerms.
-func capTerms(terms []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range terms {
-		if !seen[t] && len(out) < maxLikeTerms {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-var likeTokenRE = regexp.MustCompile(`"[^"]+"|\S+`)
-
-// cleanTerm strips the quotes and prefix stars of a query token.
-func cleanTerm(tok string) string {
-	return strings.TrimSpace(strings.Trim(strings.Trim(tok, `"`), "*"))
-}
-
 // likeBoolean answers with a LIKE scan of the canonical columns, keeping the
 // query's boolean shape: OR separates groups, terms in a group are ANDed,
 // NOT negates the next term. Newest first ("oldest" reverses).
 func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
-	type term struct {
-		text string
-		not  bool
-	}
-	var groups [][]term
-	var cur []term
-	negate := false
-	for _, tok := range likeTokenRE.FindAllString(q, -1) {
-		switch strings.ToUpper(tok) {
-		case "OR":
-			if len(cur) > 0 {
-				groups = append(groups, cur)
-				cur = nil
-			}
-			negate = false
-		case "AND", "NEAR":
-		case "NOT":
-			negate = true
-		default:
-			if t := cleanTerm(tok); t != "" {
-				cur = append(cur, term{t, negate})
-				negate = false
-			}
-		}
-	}
-	if len(cur) > 0 {
-		groups = append(groups, cur)
-	}
-	// Bound the SQL expression (SQLite's depth limit is 1000): repeated
-	// terms count once, and at most maxLikeTerms terms take part.
-	budget := maxLikeTerms
-	for gi, g := range groups {
-		seen := map[term]bool{}
-		var kept []term
-		for _, t := range g {
-			if !seen[t] && budget > 0 {
-				seen[t] = true
-				kept = append(kept, t)
-				budget--
-			}
-		}
-		groups[gi] = kept
-	}
+	// Bounded (SQLite's depth limit is 1000): repeated terms count once,
+	// and at most sessiondb.MaxLikeTerms terms take part.
+	groups := sessiondb.LikeGroups(q)
 	col := func(c string) string { return "COALESCE(" + c + ", '') LIKE ? ESCAPE '\\'" }
 	perTerm := "(" + col("m.content") + " OR " + col("m.tool_name") + " OR " + col("m.tool_calls")
 	binds := 3
@@ -649,24 +528,18 @@ func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.Searc
 	for _, g := range groups {
 		var ands []string
 		var gargs []any
-		positive := false
 		for _, t := range g {
 			clause := perTerm
-			if t.not {
+			if t.Not {
 				clause = "NOT " + perTerm
-			} else {
-				positive = true
 			}
 			ands = append(ands, clause)
-			gargs = append(gargs, likeArgs(t.text, binds)...)
-		}
-		if !positive {
-			continue
+			gargs = append(gargs, likeArgs(t.Text, binds)...)
 		}
 		if snippetTerm == "" {
 			for _, t := range g {
-				if !t.not {
-					snippetTerm = t.text
+				if !t.Not {
+					snippetTerm = t.Text
 					break
 				}
 			}
@@ -715,14 +588,14 @@ func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.Searc
 // (ids in (progress, high_water]): every term must match, newest first.
 func (s *searcher) gap(ctx context.Context, q string, have []sessiondb.SearchHit) ([]sessiondb.SearchHit, error) {
 	var terms []string
-	for _, tok := range likeTokenRE.FindAllString(q, -1) {
-		t := cleanTerm(tok)
+	for _, tok := range sessiondb.LikeTokens(q) {
+		t := sessiondb.CleanTerm(tok)
 		if t == "" || sessiondb.QueryTerms(t) == nil || strings.EqualFold(t, "NEAR") {
 			continue
 		}
 		terms = append(terms, t)
 	}
-	terms = capTerms(terms)
+	terms = sessiondb.CapTerms(terms)
 	if len(terms) == 0 {
 		return nil, nil
 	}

@@ -89,6 +89,7 @@ var commands = map[string]func() *command{
 	"bench":     newBenchCommand,
 	"recover":   newRecoverCommand,
 	"browse":    newBrowseCommand,
+	"sync":      newSyncCommand,
 
 	"optimize-storage": newOptimizeStorageCommand,
 	"rebuild-fts":      newRebuildFTSCommand,

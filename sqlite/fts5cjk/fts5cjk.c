@@ -437,3 +437,94 @@ void fts5cjk_buf_free(fts5cjk_buf *pBuf){
   free(pBuf->aTok);
   memset(pBuf, 0, sizeof(*pBuf));
 }
+
+/* ---- A reusable tokenizer: one connection, instances made from it. ---- */
+
+#define FTS5CJK_MAX_TOKEN_SIZE 32768  /* FTS5_MAX_TOKEN_SIZE (fts5Int.h) */
+
+struct fts5cjk_tk {
+  sqlite3 *db;
+  fts5_tokenizer methods;
+  void *pData;
+  const char **azArg;  /* copies, owned */
+  int nArg;
+};
+
+/* cjkCollectIndexed is cjkCollect for what FTS5 stores: a token is cut
+** to FTS5_MAX_TOKEN_SIZE bytes, as sqlite3Fts5IndexWrite's callers do. */
+static int cjkCollectIndexed(void *pCtx, int tflags, const char *pToken,
+                             int nToken, int iStart, int iEnd){
+  if( nToken > FTS5CJK_MAX_TOKEN_SIZE ) nToken = FTS5CJK_MAX_TOKEN_SIZE;
+  return cjkCollect(pCtx, tflags, pToken, nToken, iStart, iEnd);
+}
+
+void fts5cjk_tk_close(fts5cjk_tk *p){
+  int i;
+  if( p == 0 ) return;
+  sqlite3_close(p->db);  /* harmless on NULL */
+  for(i = 0; i < p->nArg; i++) free((void *)p->azArg[i]);
+  free(p->azArg);
+  free(p);
+}
+
+int fts5cjk_tk_open(const char *zName, const char **azArg, int nArg,
+                    fts5cjk_tk **pp, const char **pzStage){
+  fts5cjk_tk *p;
+  fts5_api *pApi = 0;
+  int rc, i;
+
+  *pp = 0;
+  *pzStage = "allocating";
+  p = (fts5cjk_tk *)calloc(1, sizeof(*p));
+  if( p == 0 ) return SQLITE_NOMEM;
+  p->azArg = (const char **)calloc((size_t)nArg + 1, sizeof(char *));
+  if( p->azArg == 0 ){
+    free(p);
+    return SQLITE_NOMEM;
+  }
+  for(i = 0; i < nArg; i++){
+    p->azArg[i] = strdup(azArg[i]);
+    if( p->azArg[i] == 0 ){
+      fts5cjk_tk_close(p);
+      return SQLITE_NOMEM;
+    }
+    p->nArg++;
+  }
+  *pzStage = "opening in-memory database";
+  rc = sqlite3_open(":memory:", &p->db);
+  if( rc == SQLITE_OK ){
+    *pzStage = "FTS5 is not available (build with -tags sqlite_fts5)";
+    pApi = cjkFts5Api(p->db);
+    rc = pApi ? SQLITE_OK : SQLITE_ERROR;
+  }
+  if( rc == SQLITE_OK ){
+    *pzStage = "finding the tokenizer (unknown name, or Register not effective?)";
+    rc = pApi->xFindTokenizer(pApi, zName, &p->pData, &p->methods);
+  }
+  if( rc != SQLITE_OK ){
+    fts5cjk_tk_close(p);
+    return rc;
+  }
+  *pp = p;
+  return SQLITE_OK;
+}
+
+int fts5cjk_tk_instance(fts5cjk_tk *p, void **ppInst){
+  Fts5Tokenizer *pTok = 0;
+  int rc = p->methods.xCreate(p->pData, p->azArg, p->nArg, &pTok);
+  *ppInst = rc == SQLITE_OK ? (void *)pTok : 0;
+  return rc;
+}
+
+void fts5cjk_tk_instance_free(fts5cjk_tk *p, void *pInst){
+  if( pInst ) p->methods.xDelete((Fts5Tokenizer *)pInst);
+}
+
+int fts5cjk_tk_run(fts5cjk_tk *p, void *pInst, const char *pText, int nText,
+                   fts5cjk_buf *pBuf){
+  pBuf->nTok = 0;
+  pBuf->nText = 0;
+  if( nText == 0 ) return SQLITE_OK;
+  return p->methods.xTokenize((Fts5Tokenizer *)pInst, pBuf, FTS5_TOKENIZE_DOCUMENT,
+                              pText, nText, cjkCollectIndexed);
+}

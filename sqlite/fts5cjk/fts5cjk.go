@@ -78,16 +78,8 @@ type Token struct {
 // connection for each call, so it is not meant for hot paths.
 func Tokens(text string, args ...string) ([]Token, error) {
 	Register()
-	// argv for xCreate; the extra slot keeps &cArgs[0] valid without args.
-	cArgs := make([]*C.char, len(args)+1)
-	for i, a := range args {
-		cArgs[i] = C.CString(a)
-	}
-	defer func() {
-		for _, p := range cArgs {
-			C.free(unsafe.Pointer(p))
-		}
-	}()
+	cArgs := cStrings(args)
+	defer freeCStrings(cArgs)
 	cText := C.CString(text)
 	defer C.free(unsafe.Pointer(cText))
 
@@ -109,6 +101,22 @@ func Tokens(text string, args ...string) ([]Token, error) {
 		})
 	}
 	return toks, nil
+}
+
+// cStrings is argv for xCreate, to be freed with freeCStrings; the extra
+// slot keeps &argv[0] valid without args.
+func cStrings(args []string) []*C.char {
+	argv := make([]*C.char, len(args)+1)
+	for i, a := range args {
+		argv[i] = C.CString(a)
+	}
+	return argv
+}
+
+func freeCStrings(argv []*C.char) {
+	for _, p := range argv {
+		C.free(unsafe.Pointer(p))
+	}
 }
 
 // shortcutLists reports whether r is in the plain-CJK or the break list

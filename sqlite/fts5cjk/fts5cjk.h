@@ -41,4 +41,20 @@ int fts5cjk_tokens(const char **azArg, int nArg, const char *pText, int nText,
                    fts5cjk_buf *pBuf, const char **pzStage);
 void fts5cjk_buf_free(fts5cjk_buf *pBuf);
 
+/*
+** A reusable tokenizer (tokenizer.go): one private in-memory connection
+** holding the named FTS5 tokenizer's methods; instances are created from it
+** and each tokenizes on one thread at a time.
+*/
+typedef struct fts5cjk_tk fts5cjk_tk;
+int fts5cjk_tk_open(const char *zName, const char **azArg, int nArg,
+                    fts5cjk_tk **pp, const char **pzStage);
+int fts5cjk_tk_instance(fts5cjk_tk *p, void **ppInst);
+void fts5cjk_tk_instance_free(fts5cjk_tk *p, void *pInst);
+/* Tokenizes pText into pBuf (emptied first) as FTS5 indexes document text:
+** tokens longer than FTS5_MAX_TOKEN_SIZE bytes are cut to it. */
+int fts5cjk_tk_run(fts5cjk_tk *p, void *pInst, const char *pText, int nText,
+                   fts5cjk_buf *pBuf);
+void fts5cjk_tk_close(fts5cjk_tk *p);
+
 #endif /* FTS5CJK_H */
