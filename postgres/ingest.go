@@ -98,25 +98,19 @@ var MessageMutableColumns = []string{
 	"absorbed_message_uids", "tool_call_uids", "tool_call_uid", "effect_disposition",
 }
 
-// searchColumnNames are the messages columns searchColumns computes, in its
-// order: none until the search columns (migrations/0002_search.sql) land.
-var searchColumnNames []string
+// searchColumnNames are the messages columns indexMessage computes
+// (searchColumns), in the order of indexRow.args.
+var searchColumnNames = strings.Split(searchColumns, ", ")
 
-// searchInput is what a message's search columns are computed from: its
-// texts exactly as Hermes stored them (any bytes, NULs intact; nil for
-// NULL) and its session's source and model_config.
-type searchInput struct {
-	Role        string
-	Content     *string
-	ToolName    *string
-	ToolCalls   *string
-	Source      string
-	ModelConfig *string
+// ingestSearch computes one copied message's search columns, in the order
+// of searchColumnNames. Every message copied goes through it once.
+func ingestSearch(in indexInput) ([]any, error) {
+	r, err := indexMessage(in)
+	if err != nil {
+		return nil, err
+	}
+	return r.args(), nil
 }
-
-// searchColumns computes one message's search columns, in the order of
-// searchColumnNames. Every message copied goes through it once.
-func searchColumns(in searchInput) ([]any, error) { return nil, nil }
 
 // Ingest is one transaction of a bulk copy into the store, for one origin.
 // Rows are []any in the order of the *Columns variables, holding what
@@ -436,7 +430,7 @@ func prepareMessages(ctx context.Context, q querier, origin string, rows [][]any
 		}
 		out = append(out, origin)
 		s := sessions[str(r[1])]
-		search, err := searchColumns(searchInput{Role: str(r[2]), Content: strPtr(r[3]), ToolName: strPtr(r[6]),
+		search, err := ingestSearch(indexInput{Role: str(r[2]), Content: strPtr(r[3]), ToolName: strPtr(r[6]),
 			ToolCalls: strPtr(r[5]), Source: s.source, ModelConfig: s.modelConfig})
 		if err != nil {
 			return nil, fmt.Errorf("index message %d: %w", out[0], err)
