@@ -114,4 +114,3 @@ func copyFixture(tb testing.TB, path string) string {
 	}
 	return dst
 }
-
