@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -336,6 +338,35 @@ func TestPostgresCommands(t *testing.T) {
 
 	file := filepath.Join(t.TempDir(), "all.jsonl")
 	must("export", "--all", "--output", file)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for line := range strings.Lines(string(b)) {
+		var x struct {
+			ID       string           `json:"id"`
+			Messages []map[string]any `json:"messages"`
+		}
+		if err := json.Unmarshal([]byte(line), &x); err != nil {
+			t.Fatalf("export line %q: %v", line, err)
+		}
+		ids = append(ids, fmt.Sprintf("%s:%d", x.ID, len(x.Messages)))
+	}
+	if got, want := strings.Join(ids, " "), root+":1 "+child+":1"; got != want {
+		t.Errorf("export --all: sessions %s, want %s (id order, with their messages)", got, want)
+	}
+	var lineage struct {
+		MessageCount int               `json:"message_count"`
+		Segments     []json.RawMessage `json:"segments"`
+		Messages     []map[string]any  `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(must("export", "--session", child, "--lineage", "--format", "json")), &[]any{&lineage}); err != nil {
+		t.Fatal(err)
+	}
+	if lineage.MessageCount != 2 || len(lineage.Segments) != 2 || len(lineage.Messages) != 2 {
+		t.Errorf("export --lineage: message_count %d, %d segments, %d messages; want 2, 2, 2", lineage.MessageCount, len(lineage.Segments), len(lineage.Messages))
+	}
 	other := testenv.Postgres(t)
 	switch out, errOut, code := cli(t, other, "", "import", file, "--json"); {
 	case code == exitUnsupported:
