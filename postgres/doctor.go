@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -28,15 +29,10 @@ const MinServerVersion = 15
 // CONCURRENTLY is not). A server that cannot be reached or refuses the
 // login is an EUNAVAILABLE error, not a finding.
 func Diagnose(ctx context.Context, url string, o Options) (*sessiondb.Diagnosis, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := parseConfig(url, o.ConnectTimeout)
 	if err != nil {
-		return nil, &sessiondb.Error{Code: sessiondb.EINVALID, Err: err,
-			Message: "postgres: cannot read the connection URL (" + redactURL(err.Error()) + "); the form is postgres://user:password@host:port/database?sslmode=…"}
+		return nil, err
 	}
-	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
-	}
-	cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
 	if cfg.ConnConfig.RuntimeParams == nil {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
@@ -56,6 +52,22 @@ func Diagnose(ctx context.Context, url string, o Options) (*sessiondb.Diagnosis,
 		}
 	}
 	return d, nil
+}
+
+// parseConfig reads a connection URL (or key=value string) and sets the
+// connect timeout (0: DefaultConnectTimeout); a URL that does not parse is
+// EINVALID, without its password.
+func parseConfig(url string, timeout time.Duration) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, &sessiondb.Error{Code: sessiondb.EINVALID, Err: err,
+			Message: "postgres: cannot read the connection URL (" + redactURL(err.Error()) + "); the form is postgres://user:password@host:port/database?sslmode=…"}
+	}
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	cfg.ConnConfig.ConnectTimeout = timeout
+	return cfg, nil
 }
 
 // displayURL names the database as the report shows it, without a
