@@ -104,6 +104,8 @@ type DB struct {
 	quarantined string // where Open moved an invalid file, if it did
 	readOnly    bool   // opened with Options.ReadOnly: every write is refused
 	immutable   bool   // read with SQLite's immutable=1 (see Immutable)
+
+	watch watchConn // the read connection DataVersion asks (changes.go)
 }
 
 var _ sessiondb.Store = (*DB)(nil)
@@ -302,7 +304,7 @@ func (db *DB) Synchronous(ctx context.Context) (string, error) {
 // Close checkpoints the WAL (PASSIVE; not once writes were halted, never on
 // a read-only handle) and closes every connection.
 func (db *DB) Close() error {
-	var errs []error
+	errs := []error{db.watch.close()}
 	if db.read != db.write {
 		errs = append(errs, db.read.Close())
 	}

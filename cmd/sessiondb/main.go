@@ -89,6 +89,7 @@ var commands = map[string]func() *command{
 	"bench":     newBenchCommand,
 	"recover":   newRecoverCommand,
 	"browse":    newBrowseCommand,
+	"serve":     newServeCommand,
 	"sync":      newSyncCommand,
 
 	"optimize-storage": newOptimizeStorageCommand,
