@@ -247,3 +247,24 @@ func truthy(v any) bool {
 	}
 	return true
 }
+
+// StoredJSON returns a stored JSON column (nil for NULL) as raw JSON: NULL
+// and "" are nil, valid JSON is returned as it is, and invalid text becomes
+// fallback (or, when fallback is "", a JSON string holding the text). Text
+// nested deeper than MaxJSONDepth, valid or not, becomes a JSON string
+// holding it: no reader of the message (JSON encoders, Python's json) has
+// to descend into it.
+func StoredJSON(s *string, fallback string) json.RawMessage {
+	if s == nil || *s == "" {
+		return nil
+	}
+	deep := TooDeep(*s)
+	if !deep && json.Valid([]byte(*s)) {
+		return json.RawMessage(*s)
+	}
+	if fallback != "" && !deep {
+		return json.RawMessage(fallback)
+	}
+	b, _ := json.Marshal(*s)
+	return b
+}

@@ -65,3 +65,46 @@ func SplitNumberedTitle(t string) (string, int) {
 	fmt.Sscan(m[2], &n)
 	return m[1], n
 }
+
+// NextNumberedTitle returns the title for the next session of a numbered
+// lineage of base (without a "#N" suffix), given titles in use: base
+// itself when neither it nor a "base #N" is among them, else "base #N" one
+// past the highest number in use.
+func NextNumberedTitle(base string, titles []string) string {
+	found, highest := false, 1
+	for _, t := range titles {
+		b, n := SplitNumberedTitle(t)
+		if t == base || b == base {
+			found = true
+			highest = max(highest, n)
+		}
+	}
+	if !found {
+		return base
+	}
+	return fmt.Sprintf("%s #%d", base, highest+1)
+}
+
+// CheckAutoTitleSource refuses (EINVALID) a source that is not one of an
+// automatic title: derived, llm, branch or branch_fallback.
+func CheckAutoTitleSource(source string) error {
+	switch source {
+	case TitleSourceDerived, TitleSourceLLM, TitleSourceBranch, TitleSourceBranchFallback:
+		return nil
+	}
+	return Errorf(EINVALID, "automatic title source %q: want derived, llm, branch or branch_fallback", source)
+}
+
+// AutoTitleWins reports whether an automatic title of source may replace
+// a session's current title (nil: none) of curSource: only a title of
+// lower authority (TitleRank) gives way.
+func AutoTitleWins(current, curSource *string, source string) bool {
+	if current == nil {
+		return true
+	}
+	cs := ""
+	if curSource != nil {
+		cs = *curSource
+	}
+	return TitleRank(cs) < TitleRank(source)
+}

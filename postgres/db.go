@@ -63,6 +63,8 @@ type DB struct {
 	now        func() time.Time
 }
 
+var _ sessiondb.Store = (*DB)(nil)
+
 // IsURL reports whether s names a PostgreSQL database (postgres:// or
 // postgresql://) rather than a SQLite file.
 func IsURL(s string) bool {

@@ -564,6 +564,14 @@ func likePattern(term string) string {
 	}, text(term))) + "%"
 }
 
+// reasoningDetailsLike matches pattern p against reasoning_details as
+// SQLite's reasoning search does: text that is not JSON as it is, a JSON
+// document by its string values (not its keys).
+func reasoningDetailsLike(p string) string {
+	return "((NOT sessiondb_json_valid(m.reasoning_details) AND " + likeText("COALESCE(m.reasoning_details, '')") + " LIKE " + p + ")" +
+		" OR EXISTS (SELECT 1 FROM sessiondb_json_texts(m.reasoning_details) AS t WHERE " + likeText("t") + " LIKE " + p + "))"
+}
+
 // likeColumns matches a pattern against content, tool_name and tool_calls
 // with SQLite's LIKE (ASCII case folding).
 func likeColumns(p string) string {
@@ -668,9 +676,10 @@ func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.Searc
 			clause := likeColumns(p)
 			if s.o.IncludeReasoning {
 				var rs []string
-				for _, c := range []string{"m.reasoning", "m.reasoning_content", "m.reasoning_details"} {
+				for _, c := range []string{"m.reasoning", "m.reasoning_content"} {
 					rs = append(rs, likeText("COALESCE("+c+", '')")+" LIKE "+p)
 				}
+				rs = append(rs, reasoningDetailsLike(p))
 				clause = "(" + clause + " OR (m.role = 'assistant' AND (" + strings.Join(rs, " OR ") + ")))"
 			}
 			if t.Not {
@@ -695,9 +704,13 @@ func (s *searcher) likeBoolean(ctx context.Context, q string) ([]sessiondb.Searc
 		}
 		pat := arg(&args, likePattern(snippetTerm))
 		var whens []string
-		for _, c := range []string{"m.content", "m.tool_name", "m.tool_calls", "m.reasoning", "m.reasoning_content", "m.reasoning_details"} {
+		for _, c := range []string{"m.content", "m.tool_name", "m.tool_calls", "m.reasoning", "m.reasoning_content"} {
 			whens = append(whens, "WHEN "+likeText(c)+" LIKE "+pat+" THEN "+around(c))
 		}
+		whens = append(whens, "WHEN NOT sessiondb_json_valid(m.reasoning_details) AND "+likeText("m.reasoning_details")+" LIKE "+pat+
+			" THEN "+around("m.reasoning_details"),
+			"WHEN m.role = 'assistant' THEN (SELECT "+around("t")+" FROM sessiondb_json_texts(m.reasoning_details) AS t WHERE "+
+				likeText("t")+" LIKE "+pat+" LIMIT 1)")
 		snippet = "COALESCE(CASE " + strings.Join(whens, " ") + " END, '')"
 	}
 	return s.newestFirst(ctx, "("+strings.Join(ors, " OR ")+")", snippet, snippetTerm, args, dir)

@@ -261,11 +261,7 @@ func (db *DB) UpdateSystemPrompt(ctx context.Context, id, prompt string) error {
 		if _, err := tx.Exec(ctx, "UPDATE sessions SET system_prompt_hash = $1, system_prompt = NULL WHERE id = $2", hash, toPG(id)); err != nil {
 			return err
 		}
-		// Prompts no session refers to any more go (tool_names may also
-		// name a prompt row, as in Hermes).
-		_, err := tx.Exec(ctx, `DELETE FROM system_prompts p WHERE NOT EXISTS
-			(SELECT 1 FROM sessions s WHERE s.system_prompt_hash = p.hash OR s.tool_names = p.hash)`)
-		return err
+		return gcPrompts(ctx, tx)
 	})
 }
 

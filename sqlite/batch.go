@@ -26,46 +26,24 @@ type BatchError = sessiondb.BatchError
 // transaction. Other writers wait while it runs: keep batches to what one
 // transaction should hold (Hermes waits up to 60 s for a transcript write).
 func (db *DB) AppendBatch(ctx context.Context, ms []sessiondb.NewMessage) (int, error) {
-	type session struct {
-		first           int // index of its first message
-		messages, calls int
+	plan, err := sessiondb.PlanBatch(ms, db.prepareOptions(false))
+	if err != nil {
+		return 0, err
 	}
-	var order []string // sessions in order of first appearance
-	sessions := map[string]*session{}
-	rows := make([]*row, len(ms))
-	sessionIDs := make([]string, len(ms))
-	for i, m := range ms {
-		if m.Role != sessiondb.RoleAssistant {
-			m.Reasoning, m.ReasoningContent, m.ReasoningDetails = nil, nil, nil
-			m.CodexReasoningItems, m.CodexMessageItems = nil, nil
-		}
-		if m.SessionID == "" {
-			return 0, &BatchError{Index: i, Err: sessiondb.Errorf(sessiondb.EINVALID, "append message: a session id is required")}
-		}
-		r, err := db.prepare(m, false)
-		if err != nil {
-			return 0, &BatchError{Index: i, SessionID: m.SessionID, Err: err}
-		}
-		s := sessions[m.SessionID]
-		if s == nil {
-			s = &session{first: i}
-			sessions[m.SessionID] = s
-			order = append(order, m.SessionID)
-		}
-		s.messages++
-		s.calls += r.countedCalls()
-		rows[i], sessionIDs[i] = r, m.SessionID
+	rows := make([]*row, len(plan.Messages))
+	for i, p := range plan.Messages {
+		rows[i] = rowOf(p)
 	}
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	op := fmt.Sprintf("append %d messages to %d sessions", len(rows), len(order))
-	err := db.writeTx(ctx, TranscriptWritePatience, op, func(tx *sql.Tx) error {
-		for _, id := range order {
-			err := appendable(ctx, tx, id)
+	op := fmt.Sprintf("append %d messages to %d sessions", len(rows), len(plan.Sessions))
+	err = db.writeTx(ctx, TranscriptWritePatience, op, func(tx *sql.Tx) error {
+		for _, s := range plan.Sessions {
+			err := appendable(ctx, tx, s.ID)
 			var refusal *sessiondb.Error
 			if errors.As(err, &refusal) {
-				return &BatchError{Index: sessions[id].first, SessionID: id, Err: err}
+				return &BatchError{Index: s.First, SessionID: s.ID, Err: err}
 			}
 			if err != nil {
 				return err
@@ -73,12 +51,12 @@ func (db *DB) AppendBatch(ctx context.Context, ms []sessiondb.NewMessage) (int, 
 		}
 		for start := 0; start < len(rows); start += maxInsertRows {
 			end := min(start+maxInsertRows, len(rows))
-			if _, err := insertMessages(ctx, tx, sessionIDs[start:end], rows[start:end]); err != nil {
+			if _, err := insertMessages(ctx, tx, plan.SessionIDs[start:end], rows[start:end]); err != nil {
 				return err
 			}
 		}
-		for _, id := range order {
-			if err := bumpCounters(ctx, tx, id, sessions[id].messages, sessions[id].calls); err != nil {
+		for _, s := range plan.Sessions {
+			if err := bumpCounters(ctx, tx, s.ID, s.Messages, s.Calls); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,5 +168,79 @@ func TestContinueSession(t *testing.T) {
 	db.EndSession(ctx, "c", "user_exit")
 	if _, err := db.ContinueSession(ctx, "c", sessiondb.NewSession{}); sessiondb.ErrorCode(err) != sessiondb.ECONFLICT {
 		t.Errorf("continuing a deliberately ended session: %v", err)
+	}
+}
+
+// STORAGE.md §5.1: a lease lives ttl seconds (300 when none is given) from
+// its acquisition or its last refresh, and is stale only once
+// expires_at < now; expired turn leases are swept a day after their expiry. Each step opens the file with a clock at that time.
+func TestLeaseExpiry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	at := func(seconds float64) *sqlite.DB {
+		return sessOpenAt(t, path, fixedNow.Add(time.Duration(seconds*float64(time.Second))))
+	}
+	a, b := sqlite.Holder("a"), sqlite.Holder("b")
+	// acquire takes key for a at 0 s with ttl; then, at each of the given
+	// times, b tries to take it over, and must get it only at the last.
+	acquire := func(key string, ttl time.Duration, keptAt, reclaimedAt float64) {
+		t.Helper()
+		if ok, err := at(0).AcquireCompressionLock(ctx, key, a, ttl); err != nil || !ok {
+			t.Fatalf("%s: acquire with ttl %v: %v %v", key, ttl, ok, err)
+		}
+		if ok, _ := at(keptAt).AcquireCompressionLock(ctx, key, b, time.Minute); ok {
+			t.Errorf("%s: the lease was taken over at %v s", key, keptAt)
+		}
+		if ok, _ := at(reclaimedAt).AcquireCompressionLock(ctx, key, b, time.Minute); !ok {
+			t.Errorf("%s: the lease was not reclaimed at %v s", key, reclaimedAt)
+		}
+	}
+	acquire("default ttl 0", 0, 299, 301)
+	acquire("default ttl below 0", -time.Second, 299, 301)
+	acquire("live at its expiry instant", time.Minute, 60, 61)
+	// refreshed at 50 s for a minute: it lives until 110 s
+	if ok, _ := at(0).AcquireCompressionLock(ctx, "refreshed", a, time.Minute); !ok {
+		t.Fatal("acquire refreshed")
+	}
+	if ok, _ := at(50).RefreshCompressionLock(ctx, "refreshed", a, time.Minute); !ok {
+		t.Fatal("the holder could not refresh")
+	}
+	if ok, _ := at(100).AcquireCompressionLock(ctx, "refreshed", b, time.Minute); ok {
+		t.Error("a lease refreshed at 50 s for a minute was taken over at 100 s")
+	}
+
+	if ok, _ := at(0).AcquireTurnLease(ctx, "c1", a, time.Minute); !ok {
+		t.Fatal("acquire turn lease c1")
+	}
+	raw := rawDB(t, path)
+	leases := func() int {
+		return count(t, raw, "SELECT COUNT(*) FROM session_turn_leases WHERE conversation_id = 'c1'")
+	}
+	at(60+86400-1).AcquireTurnLease(ctx, "c2", b, time.Minute)
+	if leases() != 1 {
+		t.Error("a turn lease expired less than a day ago was swept")
+	}
+	at(60+86400+1).AcquireTurnLease(ctx, "c3", b, time.Minute)
+	if leases() != 0 {
+		t.Error("a turn lease expired more than a day ago was not swept")
+	}
+}
+
+// A holder stamped with another pid namespace cannot be probed from here:
+// its lease is kept until it expires, even when its pid is free in ours.
+func TestLeaseOfAnotherNamespaceIsKept(t *testing.T) {
+	db := MustOpen(t)
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	h := sqlite.Holder("")
+	ns := h[strings.Index(h, ":pidns=")+len(":pidns="):]
+	other := "pid=" + strconv.Itoa(cmd.Process.Pid) + ":pidns=1" + ns
+	raw := rawDB(t, db.Path())
+	if _, err := raw.Exec("INSERT INTO compression_locks VALUES ('s1', ?, 1, 4000000000)", other); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := db.AcquireCompressionLock(ctx, "s1", sqlite.Holder("me"), time.Minute); ok {
+		t.Fatal("the lease of a holder in another pid namespace was reclaimed")
 	}
 }

@@ -77,7 +77,7 @@ type Options struct {
 // MaxMessageSizeEnv is the environment variable the sessiondb command reads
 // Options.MaxMessageBytes from (a size such as 128MiB); this package never
 // reads it.
-const MaxMessageSizeEnv = "SESSIONDB_MAX_MESSAGE_SIZE"
+const MaxMessageSizeEnv = sessiondb.MaxMessageSizeEnv
 
 // DB is a session store on one SQLite file. It is safe for concurrent use.
 type DB struct {

@@ -30,6 +30,7 @@ func TestDefaultSettings(t *testing.T) {
 		{"writer journal_mode", sqlite.WriterPragma(t, db, "journal_mode"), "wal"},
 		{"writer busy_timeout", sqlite.WriterPragma(t, db, "busy_timeout"), "1000"},
 		{"writer foreign_keys", sqlite.WriterPragma(t, db, "foreign_keys"), "1"},
+		{"writer journal_size_limit", sqlite.WriterPragma(t, db, "journal_size_limit"), "67108864"}, // 64 MiB (DESIGN.md)
 		{"reader busy_timeout", sqlite.ReaderPragma(t, db, "busy_timeout"), "5000"},
 		{"reader journal_mode", sqlite.ReaderPragma(t, db, "journal_mode"), "wal"},
 		{"JournalMode()", db.JournalMode(), "wal"},

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -36,50 +35,20 @@ func (db *DB) Lineage(ctx context.Context, id string) (*sessiondb.LineageNode, e
 		return nil, db.mapErr("lineage", err)
 	}
 	defer rows.Close()
-	nodes := map[string]*sessiondb.LineageNode{}
-	var order []*sessiondb.LineageNode
-	parents := map[string]string{}
+	var lineage []sessiondb.LineageRow
 	for rows.Next() {
-		n := &sessiondb.LineageNode{}
-		var parent, config, parentEnd sql.NullString
-		if err := rows.Scan(&n.ID, &parent, &n.Title, &n.Source, &n.StartedAt, &n.EndedAt, &n.EndReason,
-			&n.MessageCount, &config, &parentEnd); err != nil {
+		var r sessiondb.LineageRow
+		n := &r.Node
+		if err := rows.Scan(&n.ID, &r.Parent, &n.Title, &n.Source, &n.StartedAt, &n.EndedAt, &n.EndReason,
+			&n.MessageCount, &r.ModelConfig, &r.ParentEndReason); err != nil {
 			return nil, db.mapErr("lineage", err)
 		}
-		n.Kind = childKind(parent, config, parentEnd)
-		nodes[n.ID] = n
-		parents[n.ID] = parent.String
-		order = append(order, n)
+		lineage = append(lineage, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, db.mapErr("lineage", err)
 	}
-	for _, n := range order {
-		if p, ok := nodes[parents[n.ID]]; ok && n.ID != root {
-			p.Children = append(p.Children, n)
-		}
-	}
-	return nodes[root], nil
-}
-
-// childKind classifies how a session continues its parent.
-func childKind(parent, config, parentEnd sql.NullString) string {
-	if !parent.Valid {
-		return "root"
-	}
-	var mc map[string]any
-	_ = json.Unmarshal([]byte(config.String), &mc)
-	switch {
-	case mc["_delegate_from"] != nil:
-		return "delegate"
-	case mc["_branched_from"] != nil || parentEnd.String == "branched":
-		return "branch"
-	case mc["_reset_from"] != nil || sessiondb.ResetEndReasons[parentEnd.String]:
-		return "reset"
-	case parentEnd.String == sessiondb.EndReasonCompression:
-		return "compression"
-	}
-	return "child"
+	return sessiondb.BuildLineage(root, lineage), nil
 }
 
 // continuationSQL selects the compression continuation of the session bound

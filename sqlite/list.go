@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/sessiondb/sessiondb"
@@ -32,17 +33,8 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	if !o.IncludeChildren {
 		where = append(where, listableSQL)
 	}
-	switch {
-	case o.ArchivedOnly:
-		where = append(where, "COALESCE(s.archived, 0) = 1")
-	case !o.IncludeArchived:
-		where = append(where, "COALESCE(s.archived, 0) = 0")
-	}
-	if !o.IncludeHidden {
-		where = append(where, "COALESCE(s.hidden, 0) = 0")
-	}
-	if o.PinnedOnly {
-		where = append(where, "COALESCE(s.pinned, 0) = 1")
+	for _, f := range o.FlagFilters() {
+		where = append(where, fmt.Sprintf("COALESCE(s.%s, 0) = %d", f.Column, f.Value))
 	}
 	if len(o.Sources) > 0 {
 		where = append(where, "s.source IN ("+placeholders(len(o.Sources))+")")
@@ -110,7 +102,7 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 				}
 				root := s.ID
 				sum.LineageRootID = &root
-				project(&sum.Session, tip)
+				sessiondb.ProjectTip(&sum.Session, tip)
 			}
 		}
 		if sum.Preview, err = db.preview(ctx, sum.ID); err != nil {
@@ -124,8 +116,8 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	return out, total, nil
 }
 
-// preview returns the start of a session's first user message: newlines
-// made spaces, at most 60 characters then "...".
+// preview returns the start of a session's first user message
+// (sessiondb.Preview).
 func (db *DB) preview(ctx context.Context, id string) (string, error) {
 	var content string
 	err := db.read.QueryRowContext(ctx, `SELECT content FROM messages
@@ -137,12 +129,7 @@ func (db *DB) preview(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", db.mapErr("preview", err)
 	}
-	text := strings.TrimSpace(sessiondb.ContentText(sessiondb.DecodeContent(&content)))
-	text = strings.NewReplacer("\n", " ", "\r", " ").Replace(text)
-	if r := []rune(text); len(r) > sessiondb.PreviewChars {
-		text = string(r[:sessiondb.PreviewChars]) + "..."
-	}
-	return text, nil
+	return sessiondb.Preview(content), nil
 }
 
 // lastActive is the later of the session's activity stamp and its newest
@@ -160,15 +147,4 @@ func (db *DB) lastActive(ctx context.Context, id string, started float64) (float
 		return started, nil
 	}
 	return v.Float64, nil
-}
-
-// project shows a compression chain as its live tip: the row keeps the
-// root's identity in time (started_at, parent, routing) and takes the tip's
-// id, state and content columns, as Hermes' listing does.
-func project(row, tip *sessiondb.Session) {
-	row.ID = tip.ID
-	row.EndedAt, row.EndReason = tip.EndedAt, tip.EndReason
-	row.MessageCount, row.ToolCallCount = tip.MessageCount, tip.ToolCallCount
-	row.Title, row.Model, row.SystemPrompt = tip.Title, tip.Model, tip.SystemPrompt
-	row.Cwd, row.GitBranch, row.GitRepoRoot = tip.Cwd, tip.GitBranch, tip.GitRepoRoot
 }

@@ -1,6 +1,9 @@
 package sqlite_test
 
 import (
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,30 +144,84 @@ func TestOptimize(t *testing.T) {
 	checkIntegrity(t, rawDB(t, db.Path()))
 }
 
-// TestFTSFailOpen damages the word index; the next append must still land,
-// be searchable, and leave every index consistent once refilled.
+// TestFTSFailOpen: a write is not lost to a damaged search index, whether
+// the damage lets the insert through (blocks zeroed past the structure
+// record) or fails it (the structure record lost: the indexes are recreated
+// and the write runs again); the append lands, is searchable, and every index is
+// consistent once refilled.
 func TestFTSFailOpen(t *testing.T) {
-	db := MustOpen(t)
-	seed(t, db, 40)
-	raw := rawDB(t, db.Path())
-	if _, err := raw.Exec("UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"); err != nil {
-		t.Fatal(err)
+	for _, damage := range []struct{ name, sql string }{
+		{"zeroed blocks", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"},
+		{"structure record lost", "DELETE FROM messages_fts_data WHERE id = 10"},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			db := MustOpen(t)
+			seed(t, db, 40)
+			raw := rawDB(t, db.Path())
+			rawExec(t, raw, damage.sql)
+			id, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "after the damage zebrafish"})
+			if err != nil {
+				t.Fatalf("append on a damaged index: %v", err)
+			}
+			if id == 0 {
+				t.Fatal("no id")
+			}
+			if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts%'"); got != 9 {
+				t.Errorf("%d FTS triggers, want 9", got)
+			}
+			if got := len(search(t, db, "zebrafish", sessiondb.SearchOptions{})); got != 1 {
+				t.Errorf("new message: %d hits", got)
+			}
+			if got := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); got != 40 {
+				t.Errorf("old messages: %d hits, want 40", got)
+			}
+			checkIntegrity(t, raw)
+		})
 	}
-	id, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "after the damage zebrafish"})
-	if err != nil {
-		t.Fatalf("append on a damaged index: %v", err)
-	}
-	if id == 0 {
-		t.Fatal("no id")
-	}
-	if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'messages_fts%'"); got != 9 {
-		t.Errorf("%d FTS triggers, want 9", got)
-	}
-	if got := len(search(t, db, "zebrafish", sessiondb.SearchOptions{})); got != 1 {
-		t.Errorf("new message: %d hits", got)
-	}
-	if got := len(search(t, db, "docker", sessiondb.SearchOptions{Limit: 1000})); got != 40 {
-		t.Errorf("old messages: %d hits, want 40", got)
-	}
-	checkIntegrity(t, raw)
+}
+
+// TestOptimizeVacuum: VACUUM compacts the file when no other process has it
+// open (this process's own connections do not count), and is skipped,
+// naming the other process, when one has it open: Hermes must never see
+// its file rewritten under it.
+func TestOptimizeVacuum(t *testing.T) {
+	t.Run("no other process", func(t *testing.T) {
+		db := MustOpen(t)
+		seed(t, db, 30)
+		rep, err := db.Optimize(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Vacuumed || rep.VacuumSkipped != "" {
+			t.Errorf("vacuum did not run: %+v", rep)
+		}
+		if rep.SizeBefore <= 0 || rep.SizeAfter <= 0 {
+			t.Errorf("sizes before and after = %d, %d; want the file's sizes", rep.SizeBefore, rep.SizeAfter)
+		}
+	})
+	t.Run("another process has the file open", func(t *testing.T) {
+		db := MustOpen(t)
+		seed(t, db, 30)
+		f, err := os.Open(db.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		holder := exec.Command("sleep", "60")
+		holder.ExtraFiles = []*os.File{f}
+		if err := holder.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { holder.Process.Kill(); holder.Wait() }()
+		rep, err := db.Optimize(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Vacuumed || !strings.Contains(rep.VacuumSkipped, strconv.Itoa(holder.Process.Pid)) {
+			t.Errorf("vacuum with pid %d holding the file: %+v; want it skipped, naming that pid", holder.Process.Pid, rep)
+		}
+		if rep.SizeAfter != rep.SizeBefore {
+			t.Errorf("size after a skipped vacuum = %d, want the size before, %d", rep.SizeAfter, rep.SizeBefore)
+		}
+	})
 }

@@ -6,26 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/sessiondb/sessiondb"
 )
 
-// Hermes' sane window for timestamps (Unix seconds): a caller-supplied
-// value outside it is replaced by the store's clock, and recency
-// expressions ignore stored values outside it.
+// Hermes' sane window for timestamps (Unix seconds), which recency
+// expressions keep to.
 const (
-	epochMin = 0.0
-	epochMax = 4200000000.0
+	epochMin = sessiondb.MinTimestamp
+	epochMax = sessiondb.MaxTimestamp
 )
 
-func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+func unixSeconds(t time.Time) float64 { return sessiondb.UnixSeconds(t) }
 
-// row is a message prepared for INSERT: every value already scrubbed and
-// encoded as Hermes stores it.
+// row is a message prepared for INSERT (sessiondb.PrepareMessage), its
+// nullable values as SQL arguments.
 type row struct {
 	role                                                         string
 	content                                                      *string
@@ -36,194 +33,50 @@ type row struct {
 	tokenCount                                                   any
 	timestamp                                                    float64
 	observed, compressed                                         int
-	calls                                                        int
+	counted                                                      int // what it adds to tool_call_count
 }
 
-// prepare checks and encodes a message for INSERT: its size
-// (messageBytes) and the nesting of its JSON fields (MaxJSONDepth) are
-// bounded. For an import (imported), a JSON field given as a JSON string is
-// stored as that text whatever its nesting, and content given as text
-// starting with ContentJSONPrefix is stored as it is: that is how an export
-// writes a stored value it cannot read back as JSON, so it restores as it
-// was.
+// prepare checks and encodes a message for INSERT with the store's limits
+// (sessiondb.PrepareMessage; imported as PrepareOptions.Imported).
 func (db *DB) prepare(m sessiondb.NewMessage, imported bool) (*row, error) {
-	if m.Role == "" {
-		return nil, sessiondb.Errorf(sessiondb.EINVALID, "append message: a role is required (user, assistant, tool, system)")
-	}
-	if err := db.checkMessageSize(m); err != nil {
-		return nil, err
-	}
-	var content *string
-	var err error
-	if s, ok := m.Content.(string); ok && imported && strings.HasPrefix(s, sessiondb.ContentJSONPrefix) {
-		s = sessiondb.ScrubText(s)
-		content = &s
-	} else if content, err = sessiondb.EncodeContent(m.Content); err != nil {
-		return nil, appendErr(err)
-	}
-	r := &row{
-		role:        sessiondb.ScrubText(m.Role),
-		content:     content,
-		toolCallID:  nullString(m.ToolCallID),
-		toolName:    nullString(m.ToolName),
-		effect:      nullString(m.EffectDisposition),
-		finish:      nullString(m.FinishReason),
-		platformID:  nullString(m.PlatformMessageID),
-		apiContent:  nullString(m.APIContent),
-		displayKind: nullString(m.DisplayKind),
-		timestamp:   m.Timestamp,
-	}
-	if math.IsNaN(r.timestamp) || r.timestamp <= epochMin || r.timestamp > epochMax {
-		r.timestamp = unixSeconds(db.now())
-	}
-	if m.TokenCount != nil {
-		r.tokenCount = *m.TokenCount
-	}
-	if m.Reasoning != nil {
-		r.reasoning = sessiondb.ScrubText(*m.Reasoning)
-	}
-	if m.ReasoningContent != nil {
-		r.reasoningContent = sessiondb.ScrubText(*m.ReasoningContent)
-	}
-	if m.Observed {
-		r.observed = 1
-	}
-	if m.CompressedSummary {
-		r.compressed = 1
-	}
-	calls, err := toolCallsJSON(m.ToolCalls, imported)
+	p, err := sessiondb.PrepareMessage(m, db.prepareOptions(imported))
 	if err != nil {
 		return nil, err
 	}
-	if calls != "" {
-		r.toolCalls = calls
-		r.calls = sessiondb.ToolCallCount(json.RawMessage(calls))
-	}
-	for _, f := range []struct {
-		name string
-		in   json.RawMessage
-		out  *any
-	}{
-		{"reasoning_details", m.ReasoningDetails, &r.reasoningDetails},
-		{"codex_reasoning_items", m.CodexReasoningItems, &r.codexReasoning},
-		{"codex_message_items", m.CodexMessageItems, &r.codexMessage},
-		{"display_metadata", m.DisplayMetadata, &r.displayMetadata},
-	} {
-		v, err := jsonColumn(f.name, f.in, imported)
-		if err != nil {
-			return nil, err
-		}
-		*f.out = v
-	}
-	return r, nil
+	return rowOf(p), nil
 }
 
-// toolCallsJSON normalises tool_calls: a JSON string holding JSON is
-// unwrapped, an empty value (null, "", [], {}) becomes NULL, anything else
-// must be valid JSON, nested at most MaxJSONDepth deep, and is stored as
-// given. For an import, a string nested deeper is stored as it is.
-func toolCallsJSON(raw json.RawMessage, imported bool) (string, error) {
-	if len(raw) == 0 {
-		return "", nil
-	}
-	if err := sessiondb.CheckJSONDepth("tool_calls", raw); err != nil {
-		return "", appendErr(err)
-	}
-	if !json.Valid(raw) {
-		return "", sessiondb.Errorf(sessiondb.EINVALID, "append message: tool_calls is not valid JSON")
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if strings.TrimSpace(s) == "" {
-			return "", nil
-		}
-		if imported && sessiondb.TooDeep(s) {
-			return sessiondb.ScrubText(s), nil
-		}
-		if err := sessiondb.CheckJSONDepth("tool_calls", s); err != nil {
-			return "", appendErr(err)
-		}
-		if !json.Valid([]byte(s)) {
-			return "", sessiondb.Errorf(sessiondb.EINVALID, "append message: tool_calls string is not valid JSON")
-		}
-		raw = json.RawMessage(s)
-	}
-	if sessiondb.ToolCallCount(raw) == 0 {
-		return "", nil
-	}
-	return sessiondb.ScrubText(string(raw)), nil
+func (db *DB) prepareOptions(imported bool) sessiondb.PrepareOptions {
+	return sessiondb.PrepareOptions{MaxBytes: db.maxMessage, Now: db.now, Imported: imported}
 }
 
-// jsonColumn stores a JSON column: null/empty as NULL, a JSON string as the
-// string itself (not encoded twice), anything else as JSON text. What is
-// stored may nest at most MaxJSONDepth deep, except a string an import
-// stores as it is.
-func jsonColumn(name string, raw json.RawMessage, imported bool) (any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if err := sessiondb.CheckJSONDepth(name, raw); err != nil {
-		return nil, appendErr(err)
-	}
-	if !json.Valid(raw) {
-		return nil, sessiondb.Errorf(sessiondb.EINVALID, "append message: %s is not valid JSON", name)
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if !imported {
-			if err := sessiondb.CheckJSONDepth(name, s); err != nil {
-				return nil, appendErr(err)
-			}
+// rowOf turns a prepared message into a row's SQL arguments.
+func rowOf(p *sessiondb.PreparedMessage) *row {
+	arg := func(s *string) any {
+		if s == nil {
+			return nil
 		}
-		return sessiondb.ScrubText(s), nil
+		return *s
 	}
-	return sessiondb.ScrubText(string(raw)), nil
-}
-
-// appendErr prefixes an EINVALID error of the domain with "append message".
-func appendErr(err error) error {
-	var e *sessiondb.Error
-	if errors.As(err, &e) && e.Code == sessiondb.EINVALID {
-		return &sessiondb.Error{Code: e.Code, Message: "append message: " + e.Message, Err: e.Err}
+	r := &row{
+		role: p.Role, content: p.Content,
+		toolCallID: arg(p.ToolCallID), toolName: arg(p.ToolName), effect: arg(p.EffectDisposition),
+		finish: arg(p.FinishReason), platformID: arg(p.PlatformMessageID), apiContent: arg(p.APIContent),
+		displayKind: arg(p.DisplayKind), toolCalls: arg(p.ToolCalls), reasoning: arg(p.Reasoning),
+		reasoningContent: arg(p.ReasoningContent), reasoningDetails: arg(p.ReasoningDetails),
+		codexReasoning: arg(p.CodexReasoningItems), codexMessage: arg(p.CodexMessageItems),
+		displayMetadata: arg(p.DisplayMetadata), timestamp: p.Timestamp, counted: p.CountedCalls(),
 	}
-	return err
-}
-
-// checkMessageSize refuses a message whose text fields together are over
-// the store's MaxMessageBytes. Structured content is measured as its JSON.
-func (db *DB) checkMessageSize(m sessiondb.NewMessage) error {
-	if db.maxMessage <= 0 {
-		return nil
+	if p.TokenCount != nil {
+		r.tokenCount = *p.TokenCount
 	}
-	n := int64(len(m.ToolCallID) + len(m.ToolCalls) + len(m.ToolName) + len(m.EffectDisposition) + len(m.FinishReason) +
-		len(m.ReasoningDetails) + len(m.CodexReasoningItems) + len(m.CodexMessageItems) + len(m.PlatformMessageID) +
-		len(m.APIContent) + len(m.DisplayKind) + len(m.DisplayMetadata) + len(m.Role))
-	if m.Reasoning != nil {
-		n += int64(len(*m.Reasoning))
+	if p.Observed {
+		r.observed = 1
 	}
-	if m.ReasoningContent != nil {
-		n += int64(len(*m.ReasoningContent))
+	if p.CompressedSummary {
+		r.compressed = 1
 	}
-	switch c := m.Content.(type) {
-	case nil:
-	case string:
-		n += int64(len(c))
-	case json.RawMessage:
-		n += int64(len(c))
-	default:
-		if n <= db.maxMessage { // measure it only when it could still fit
-			b, err := json.Marshal(c)
-			if err != nil {
-				return &sessiondb.Error{Code: sessiondb.EINVALID, Message: "append message: structured message content cannot be encoded as JSON: " + err.Error(), Err: err}
-			}
-			n += int64(len(b))
-		}
-	}
-	if n > db.maxMessage {
-		return sessiondb.Errorf(sessiondb.EINVALID, "append message: the message holds %s of text (content, tool calls, reasoning and the other fields together), over the limit of %s; keep large outputs in a file and store a reference, or raise the limit (Options.MaxMessageBytes; %s for the sessiondb command)",
-			sessiondb.FormatBytes(n), sessiondb.FormatBytes(db.maxMessage), MaxMessageSizeEnv)
-	}
-	return nil
+	return r
 }
 
 const insertMessageSQL = `INSERT INTO messages (id, display_order, session_id, role, content, tool_call_id, tool_calls,
@@ -262,12 +115,7 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []session
 	rows := make([]*row, len(ms))
 	calls := 0
 	for i, m := range ms {
-		if m.Role != sessiondb.RoleAssistant {
-			// A batch keeps reasoning for assistant rows only, as Hermes does.
-			m.Reasoning, m.ReasoningContent, m.ReasoningDetails = nil, nil, nil
-			m.CodexReasoningItems, m.CodexMessageItems = nil, nil
-		}
-		r, err := db.prepare(m, false)
+		r, err := db.prepare(sessiondb.BatchMessage(m), false)
 		if err != nil {
 			return 0, fmt.Errorf("message %d: %w", i+1, err)
 		}
@@ -299,14 +147,9 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []session
 	return len(rows), nil
 }
 
-// countedCalls is what a row adds to tool_call_count: tool results add
-// nothing, the calls themselves are counted on the assistant row.
-func (r *row) countedCalls() int {
-	if r.role == sessiondb.RoleTool {
-		return 0
-	}
-	return r.calls
-}
+// countedCalls is what a row adds to tool_call_count
+// (sessiondb.PreparedMessage.CountedCalls).
+func (r *row) countedCalls() int { return r.counted }
 
 func appendable(ctx context.Context, tx *sql.Tx, sessionID string) error {
 	var endReason sql.NullString
@@ -401,24 +244,12 @@ func scanMessage(rs scanner) (*sessiondb.Message, error) {
 	return &m, nil
 }
 
-// rawJSON returns a stored JSON column as raw JSON: NULL stays nil, valid
-// JSON is returned as it is, and invalid text becomes fallback (or, when
-// fallback is "", a JSON string holding the text). Text nested deeper than
-// MaxJSONDepth, valid or not, becomes a JSON string holding it: no reader
-// of the message (JSON encoders, Python's json) has to descend into it.
+// rawJSON is sessiondb.StoredJSON for a scanned column.
 func rawJSON(s sql.NullString, fallback string) json.RawMessage {
-	if !s.Valid || s.String == "" {
+	if !s.Valid {
 		return nil
 	}
-	deep := sessiondb.TooDeep(s.String)
-	if !deep && json.Valid([]byte(s.String)) {
-		return json.RawMessage(s.String)
-	}
-	if fallback != "" && !deep {
-		return json.RawMessage(fallback)
-	}
-	b, _ := json.Marshal(s.String)
-	return b
+	return sessiondb.StoredJSON(&s.String, fallback)
 }
 
 // Messages returns a session's messages in id order; by default only active
@@ -480,24 +311,6 @@ func (db *DB) Messages(ctx context.Context, sessionID string, f sessiondb.Messag
 	return out, nil
 }
 
-// memoryContextREs strip recalled-memory blocks that leaked into stored
-// user and assistant text, in Hermes' order: whole blocks, the system note
-// that introduces them, then stray tags.
-var memoryContextREs = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)<\s*memory-context\s*>[\s\S]*?</\s*memory-context\s*>`),
-	regexp.MustCompile(`(?i)\[System note:\s*The following is recalled memory context,\s*NOT new user input\.\s*Treat as (?:informational background data|authoritative reference data[^\]]*)\.\]\s*`),
-	regexp.MustCompile(`(?i)</?\s*memory-context\s*>`),
-}
-
-func stripMemoryContext(s string) string {
-	for _, re := range memoryContextREs {
-		if re.MatchString(s) { // ReplaceAllString copies s twice even when nothing matches
-			s = re.ReplaceAllString(s, "")
-		}
-	}
-	return strings.TrimSpace(s)
-}
-
 // Conversation returns a session's messages in the OpenAI chat format:
 // every message has role and content; other keys appear only when they carry
 // information. With IncludeAncestors the compression lineage comes first,
@@ -511,123 +324,9 @@ func (db *DB) Conversation(ctx context.Context, sessionID string, o sessiondb.Co
 			return nil, err
 		}
 	}
-	var out []map[string]any
-	for i, sid := range chain {
-		ms, err := db.Messages(ctx, sid, sessiondb.MessageFilter{IncludeInactive: o.IncludeInactive})
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range ms {
-			msg := conversationMessage(m, o.IncludeRowIDs)
-			if i > 0 && m.Role == sessiondb.RoleUser && replayed(out, msg) {
-				continue // a continuation replays a prompt its ancestor already holds
-			}
-			out = append(out, msg)
-		}
-	}
-	if out == nil {
-		out = []map[string]any{}
-	}
-	return out, nil
-}
-
-// replayed reports whether user message msg repeats one already in ms: a
-// clone (same timestamp and content) anywhere, or the same content in the
-// current turn (scanning back to the last assistant message with content or
-// tool calls).
-func replayed(ms []map[string]any, msg map[string]any) bool {
-	key := contentKey(msg["content"])
-	if key == "" {
-		return false
-	}
-	for _, m := range ms {
-		if m["role"] == sessiondb.RoleUser && m["timestamp"] == msg["timestamp"] && contentKey(m["content"]) == key {
-			return true
-		}
-	}
-	text, ok := msg["content"].(string)
-	if !ok {
-		return false
-	}
-	for i := len(ms) - 1; i >= 0; i-- {
-		m := ms[i]
-		if m["role"] == sessiondb.RoleAssistant && (m["content"] != "" || m["tool_calls"] != nil) {
-			return false
-		}
-		if m["role"] == sessiondb.RoleUser && m["content"] == text {
-			return true
-		}
-	}
-	return false
-}
-
-func conversationMessage(m *sessiondb.Message, rowIDs bool) map[string]any {
-	msg := map[string]any{"role": m.Role, "content": m.Content}
-	if s, ok := m.Content.(string); ok && (m.Role == sessiondb.RoleUser || m.Role == sessiondb.RoleAssistant) {
-		msg["content"] = stripMemoryContext(s)
-	}
-	if m.Content == nil {
-		msg["content"] = ""
-	}
-	if m.Timestamp != 0 {
-		msg["timestamp"] = m.Timestamp
-	}
-	putString := func(key string, v *string) {
-		if v != nil && *v != "" {
-			msg[key] = *v
-		}
-	}
-	putJSON := func(key string, raw json.RawMessage) {
-		if len(raw) == 0 {
-			return
-		}
-		var v any
-		if json.Unmarshal(raw, &v) == nil && v != nil {
-			msg[key] = v
-		}
-	}
-	putString("tool_call_id", m.ToolCallID)
-	putString("tool_name", m.ToolName)
-	putString("effect_disposition", m.EffectDisposition)
-	putString("api_content", m.APIContent)
-	putString("display_kind", m.DisplayKind)
-	putString("message_id", m.PlatformMessageID)
-	putJSON("display_metadata", m.DisplayMetadata)
-	if calls := sessiondb.ToolCallCount(m.ToolCalls); calls > 0 {
-		putJSON("tool_calls", m.ToolCalls)
-	}
-	if m.Observed {
-		msg["observed"] = true
-	}
-	if m.Role == sessiondb.RoleAssistant {
-		putString("finish_reason", m.FinishReason)
-		putString("reasoning", m.Reasoning)
-		if m.ReasoningContent != nil {
-			msg["reasoning_content"] = *m.ReasoningContent
-		}
-		putJSON("reasoning_details", m.ReasoningDetails)
-		putJSON("codex_reasoning_items", m.CodexReasoningItems)
-		putJSON("codex_message_items", m.CodexMessageItems)
-	}
-	if rowIDs {
-		msg["_row_id"] = m.ID
-	}
-	return msg
-}
-
-// contentKey is a comparable form of a content value ("" for no content).
-func contentKey(v any) string {
-	switch c := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return c
-	}
-	b, err := json.Marshal(v)
-	if err != nil || string(b) == "[]" {
-		return ""
-	}
-	return string(b)
+	return sessiondb.ReplayChain(chain, o, func(id string, f sessiondb.MessageFilter) ([]*sessiondb.Message, error) {
+		return db.Messages(ctx, id, f)
+	})
 }
 
 // compressionAncestors returns the session's compression lineage, root

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -391,5 +392,74 @@ func TestMigrateStepFailureLeavesTheFile(t *testing.T) {
 	}
 	if got := count(t, raw, "SELECT COUNT(*) FROM sessions WHERE system_prompt IS NOT NULL"); got != inline {
 		t.Errorf("%d inline prompts after a failed upgrade, want %d", got, inline)
+	}
+}
+
+// TestOpenRestoresDroppedObject: a writer's open skips the migration only
+// when every object of the schema files is there; one dropped since (an
+// index or trigger anywhere in its file, not only the first) is created
+// again.
+func TestOpenRestoresDroppedObject(t *testing.T) {
+	for _, tc := range []struct{ kind, name string }{
+		{"index", "idx_sessions_started"},          // schema.sql, fourth index
+		{"index", "idx_sessions_tool_names"},       // deferred.sql
+		{"trigger", "messages_fts_cjk_delete"},     // fts_cjk_triggers.sql, second trigger
+		{"trigger", "messages_fts_trigram_delete"}, // fts_trigram.sql
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			MustOpenPath(t, path).Close()
+			raw := rawDB(t, path)
+			rawExec(t, raw, "DROP "+tc.kind+" "+tc.name)
+			MustOpenPath(t, path)
+			if got := count(t, raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = ? AND name = ?", tc.kind, tc.name); got != 1 {
+				t.Errorf("%s %s not restored by the next open", tc.kind, tc.name)
+			}
+		})
+	}
+}
+
+// TestOpenNarrowsBroadUpdateTriggers: update triggers written as `AFTER
+// UPDATE ON messages` (every column, as older releases wrote them) are all
+// replaced by the `AFTER UPDATE OF …` form in one open, however many there
+// are.
+func TestOpenNarrowsBroadUpdateTriggers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	MustOpenPath(t, path).Close()
+	raw := rawDB(t, path)
+	names := []string{"messages_fts_update", "messages_fts_trigram_update", "messages_fts_cjk_update"}
+	triggerSQL := func(name string) string {
+		var s string
+		if err := raw.QueryRow("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", name).Scan(&s); err != nil {
+			t.Fatalf("trigger %s: %v", name, err)
+		}
+		return s
+	}
+	broadOf := regexp.MustCompile(`AFTER UPDATE OF [a-z_, ]+ ON messages`)
+	for _, n := range names {
+		broad := broadOf.ReplaceAllString(triggerSQL(n), "AFTER UPDATE ON messages")
+		rawExec(t, raw, "DROP TRIGGER "+n)
+		rawExec(t, raw, broad)
+	}
+	MustOpenPath(t, path)
+	for _, n := range names {
+		if s := triggerSQL(n); !strings.Contains(s, "AFTER UPDATE OF ") {
+			t.Errorf("%s is still broad after an open:\n%s", n, s)
+		}
+	}
+}
+
+// TestOpenDropsLeftoverOptimizeOffer: a file at the current layout that
+// still carries the legacy layout's optimize-storage offer (as left by a
+// conversion elsewhere) loses it at the next writer open, so later opens
+// find the file current and write nothing.
+func TestOpenDropsLeftoverOptimizeOffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	MustOpenPath(t, path).Close()
+	raw := rawDB(t, path)
+	rawExec(t, raw, "INSERT INTO state_meta (key, value) VALUES ('fts_optimize_available', '1')")
+	MustOpenPath(t, path).Close()
+	if got := count(t, raw, "SELECT COUNT(*) FROM state_meta WHERE key = 'fts_optimize_available'"); got != 0 {
+		t.Errorf("the optimize-storage offer is still there after an open of a current-layout file")
 	}
 }

@@ -1826,3 +1826,51 @@ func BenchmarkPrune10k(b *testing.B) {
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }
+
+// With every Include option set, no filter is left: the list is every row of
+// the table, children, archived and hidden ones included.
+func TestListSessionsWithoutFilters(t *testing.T) {
+	s := opsOpen(t)
+	base := opsNow - 5*opsDay
+	s.create(t, sessiondb.NewSession{ID: "p", Source: "cli", StartedAt: base})
+	s.create(t, sessiondb.NewSession{ID: "delegate", Source: "cli", ParentSessionID: "p", ModelConfig: `{"_delegate_from":"p"}`, StartedAt: base + 1})
+	s.create(t, sessiondb.NewSession{ID: "archived", Source: "telegram", StartedAt: base + 2})
+	s.create(t, sessiondb.NewSession{ID: "hidden", Source: "cron", StartedAt: base + 3})
+	s.exec(t, "UPDATE sessions SET archived = 1 WHERE id = 'archived'")
+	s.exec(t, "UPDATE sessions SET hidden = 1 WHERE id = 'hidden'")
+
+	o := sessiondb.ListOptions{IncludeChildren: true, IncludeArchived: true, IncludeHidden: true}
+	if got, want := s.listIDs(t, o), []string{"hidden", "archived", "delegate", "p"}; !slices.Equal(got, want) {
+		t.Errorf("ids = %v, want %v", got, want)
+	}
+	if _, total := s.list(t, o); total != 4 {
+		t.Errorf("total = %d, want 4", total)
+	}
+}
+
+// A parent cycle of compressed sessions (a hand-edited or damaged file) has
+// no live end: following continuations stops at a bound instead of looping,
+// and names sessions of the cycle only.
+func TestCompressionCycleEnds(t *testing.T) {
+	s := opsOpen(t)
+	base := opsNow - opsDay
+	s.create(t, sessiondb.NewSession{ID: "a", Source: "cli", StartedAt: base})
+	s.create(t, sessiondb.NewSession{ID: "b", Source: "cli", ParentSessionID: "a", StartedAt: base + 1})
+	s.exec(t, "UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")
+	s.end(t, "a", sessiondb.EndReasonCompression, base+2)
+	s.end(t, "b", sessiondb.EndReasonCompression, base+3)
+
+	tip, err := s.CompressionTip(ctx, "a")
+	if err != nil || (tip != "a" && tip != "b") {
+		t.Errorf("CompressionTip(a) = %q, %v; want a or b", tip, err)
+	}
+	chain, err := s.CompressionChain(ctx, "a")
+	if err != nil {
+		t.Fatalf("CompressionChain(a): %v", err)
+	}
+	for _, id := range chain {
+		if id != "a" && id != "b" {
+			t.Fatalf("CompressionChain(a) holds %q", id)
+		}
+	}
+}

@@ -373,39 +373,15 @@ func pruneCandidates(ctx context.Context, tx *sql.Tx, o sessiondb.PruneOptions) 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(compressed) == 0 {
-		return cands, nil
-	}
 	// A compression ancestor stays unless its whole later lineage goes too.
-	match := map[string]bool{}
-	for _, c := range cands {
-		match[c.ID] = true
-	}
-	keep := map[string]bool{}
-	for id := range compressed {
-		for cur := id; ; {
-			var next string
-			err := tx.QueryRowContext(ctx, continuationSQL, cur).Scan(&next)
-			if err == sql.ErrNoRows {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			if !match[next] {
-				keep[id] = true
-				break
-			}
-			cur = next
+	return sessiondb.KeepCompressionLineages(cands, compressed, func(id string) (string, error) {
+		var next string
+		err := tx.QueryRowContext(ctx, continuationSQL, id).Scan(&next)
+		if err == sql.ErrNoRows {
+			return "", nil
 		}
-	}
-	kept := cands[:0]
-	for _, c := range cands {
-		if !keep[c.ID] {
-			kept = append(kept, c)
-		}
-	}
-	return kept, nil
+		return next, err
+	})
 }
 
 // chainIDs returns every session of id's compression chain.
@@ -439,8 +415,8 @@ func collect(ctx context.Context, q querier, query string, args ...any) ([]strin
 
 // setChainFlag sets a flag column on every session of id's compression
 // chain (archive, pin and hide apply to a whole conversation).
-func (db *DB) setChainFlag(ctx context.Context, id, set string, op string) error {
-	return db.writeTx(ctx, 0, fmt.Sprintf("%s session %q", op, id), func(tx *sql.Tx) error {
+func (db *DB) setChainFlag(ctx context.Context, id string, u sessiondb.FlagUpdate) error {
+	return db.writeTx(ctx, 0, fmt.Sprintf("%s session %q", u.Verb, id), func(tx *sql.Tx) error {
 		if err := mustExist(ctx, tx, id); err != nil {
 			return err
 		}
@@ -449,27 +425,22 @@ func (db *DB) setChainFlag(ctx context.Context, id, set string, op string) error
 			return err
 		}
 		return inChunks(ids, func(chunk []any, marks string) error {
-			_, err := tx.ExecContext(ctx, "UPDATE sessions SET "+set+" WHERE id IN ("+marks+")", chunk...)
+			_, err := tx.ExecContext(ctx, "UPDATE sessions SET "+u.Assignments()+" WHERE id IN ("+marks+")", chunk...)
 			return err
 		})
 	})
 }
 
-// SetArchived archives (or unarchives) a session's whole compression chain.
+// SetArchived archives (or unarchives) a session's whole compression chain
+// (sessiondb.ArchiveUpdate).
 func (db *DB) SetArchived(ctx context.Context, id string, archived bool) error {
-	if archived {
-		return db.setChainFlag(ctx, id, "archived = 1", "archive")
-	}
-	return db.setChainFlag(ctx, id, "archived = 0, auto_archived = 0", "unarchive")
+	return db.setChainFlag(ctx, id, sessiondb.ArchiveUpdate(archived))
 }
 
-// SetPinned pins (or unpins) a session's whole compression chain; pinning
-// also unhides it.
+// SetPinned pins (or unpins) a session's whole compression chain
+// (sessiondb.PinUpdate).
 func (db *DB) SetPinned(ctx context.Context, id string, pinned bool) error {
-	if pinned {
-		return db.setChainFlag(ctx, id, "pinned = 1, hidden = 0", "pin")
-	}
-	return db.setChainFlag(ctx, id, "pinned = 0", "unpin")
+	return db.setChainFlag(ctx, id, sessiondb.PinUpdate(pinned))
 }
 
 // ClearMessages deletes a session's messages (the triggers remove them from

@@ -560,6 +560,29 @@ func TestReadOnlyWithoutShm(t *testing.T) {
 	}
 }
 
+// TestReadOnlyWithoutShmRefusesForeign: where the first look at a WAL file
+// fails for want of a -shm (an empty -wal is left next to it, so it cannot
+// be read as immutable at once), the file is looked at again through the
+// immutable read, and another application's file is still refused as
+// foreign, not read nor called an older session database.
+func TestReadOnlyWithoutShmRefusesForeign(t *testing.T) {
+	dir, run := unprivilegedDir(t)
+	path := filepath.Join(dir, "state.db")
+	foreignFile(t, path, "PRAGMA journal_mode = WAL", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)",
+		"INSERT INTO notes (body) VALUES ('remember the milk')")
+	if err := os.WriteFile(path+"-wal", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := stateOf(t, path)
+	r := run(path)
+	if r.Code != sessiondb.ECONFLICT || !strings.Contains(r.Message, "another application") {
+		t.Errorf("read %+v, want ECONFLICT: a database of another application", r)
+	}
+	if after := stateOf(t, path); after != before {
+		t.Errorf("the file changed: %+v, was %+v", after, before)
+	}
+}
+
 func ExampleOpen_readOnly() {
 	dir, _ := os.MkdirTemp("", "sessiondb-example")
 	defer os.RemoveAll(dir)

@@ -804,3 +804,33 @@ func TestReplacedFileStopsWrites(t *testing.T) {
 		})
 	}
 }
+
+// API.md: a child NULL-fills profile_name from its parent only when the
+// two session keys agree on their "agent:<ns>:" namespace; a key without a
+// namespace agrees with any.
+func TestCreateSessionProfileFollowsAgentNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		name, parentKey, childKey string
+		inherits                  bool
+	}{
+		{"same namespace", "agent:main:telegram:dm:42", "agent:main:cli", true},
+		{"other namespace", "agent:main:telegram:dm:42", "agent:work:cli", false},
+		{"child without a key", "agent:main:telegram:dm:42", "", true},
+		{"child key without a namespace", "agent:main:telegram:dm:42", "telegram:dm:42", true},
+		{"parent key without a namespace", "telegram:dm:42", "agent:work:cli", true},
+		{"parent without a key", "", "agent:work:cli", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := MustOpen(t)
+			sessCreate(t, db, sessiondb.NewSession{ID: "p", Source: "telegram", SessionKey: tc.parentKey, ProfileName: "coder"})
+			sessCreate(t, db, sessiondb.NewSession{ID: "c", Source: "cli", ParentSessionID: "p", SessionKey: tc.childKey})
+			want := "<nil>"
+			if tc.inherits {
+				want = "coder"
+			}
+			if got := sessStr(sessGet(t, db, "c").ProfileName); got != want {
+				t.Errorf("child ProfileName = %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -70,10 +70,8 @@ func isCompressionAncestor(ctx context.Context, q querier, anc, id string) (bool
 // branch_fallback) only when the session has none or its title has lower
 // authority. It reports whether the title was written.
 func (db *DB) SetAutoTitle(ctx context.Context, id, title, source string) (bool, error) {
-	switch source {
-	case sessiondb.TitleSourceDerived, sessiondb.TitleSourceLLM, sessiondb.TitleSourceBranch, sessiondb.TitleSourceBranchFallback:
-	default:
-		return false, sessiondb.Errorf(sessiondb.EINVALID, "automatic title source %q: want derived, llm, branch or branch_fallback", source)
+	if err := sessiondb.CheckAutoTitleSource(source); err != nil {
+		return false, err
 	}
 	t, err := sessiondb.SanitizeTitle(title)
 	if err != nil || t == "" {
@@ -82,7 +80,7 @@ func (db *DB) SetAutoTitle(ctx context.Context, id, title, source string) (bool,
 	wrote := false
 	err = db.writeTx(ctx, 0, fmt.Sprintf("title session %q", id), func(tx *sql.Tx) error {
 		wrote = false
-		var cur, curSource sql.NullString
+		var cur, curSource *string
 		err := tx.QueryRowContext(ctx, "SELECT title, title_source FROM sessions WHERE id = ?", id).Scan(&cur, &curSource)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound(id)
@@ -90,7 +88,7 @@ func (db *DB) SetAutoTitle(ctx context.Context, id, title, source string) (bool,
 		if err != nil {
 			return err
 		}
-		if cur.Valid && sessiondb.TitleRank(curSource.String) >= sessiondb.TitleRank(source) {
+		if !sessiondb.AutoTitleWins(cur, curSource, source) {
 			return nil
 		}
 		if err := setTitle(ctx, tx, id, t, source); err != nil {
@@ -135,23 +133,16 @@ func (db *DB) NextTitleInLineage(ctx context.Context, base string) (string, erro
 		return "", db.mapErr("next title", err)
 	}
 	defer rows.Close()
-	found, highest := false, 1
+	var titles []string
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
 			return "", db.mapErr("next title", err)
 		}
-		b, n := sessiondb.SplitNumberedTitle(t)
-		if t == base || b == base {
-			found = true
-			highest = max(highest, n)
-		}
+		titles = append(titles, t)
 	}
 	if err := rows.Err(); err != nil {
 		return "", db.mapErr("next title", err)
 	}
-	if !found {
-		return base, nil
-	}
-	return fmt.Sprintf("%s #%d", base, highest+1), nil
+	return sessiondb.NextNumberedTitle(base, titles), nil
 }

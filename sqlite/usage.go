@@ -6,12 +6,12 @@ import (
 	"github.com/sessiondb/sessiondb"
 )
 
-// Stats groups for UsageStats.
+// Stats groups for UsageStats (sessiondb.UsageBy*).
 const (
-	ByTotal  = ""
-	ByModel  = "model"
-	BySource = "source"
-	ByDay    = "day"
+	ByTotal  = sessiondb.UsageByTotal
+	ByModel  = sessiondb.UsageByModel
+	BySource = sessiondb.UsageBySource
+	ByDay    = sessiondb.UsageByDay
 )
 
 // UsageStats returns token, API-call and cost totals of the sessions
