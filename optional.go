@@ -124,6 +124,32 @@ func LineageExport(segs []ExportedSession, messages int64) *ExportedSession {
 	return &ExportedSession{Session: &tip, Messages: all, Segments: segs}
 }
 
+// MessagePages returns a session's active messages as a sequence that reads
+// them through read (a store's Messages) size at a time, each page after
+// the last id read: memory stays bounded, and nothing is held open while
+// the consumer works on a page.
+func MessagePages(ctx context.Context, read func(context.Context, string, MessageFilter) ([]*Message, error), sessionID string, size int) iter.Seq2[*Message, error] {
+	return func(yield func(*Message, error) bool) {
+		var after int64
+		for {
+			page, err := read(ctx, sessionID, MessageFilter{AfterID: after, Limit: size})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, m := range page {
+				if !yield(m, nil) {
+					return
+				}
+			}
+			if len(page) < size {
+				return
+			}
+			after = page[len(page)-1].ID
+		}
+	}
+}
+
 // Exporter is a store that streams whole sessions out in bounded memory.
 type Exporter interface {
 	// ExportSessions calls fn for every selected session, in id order, and

@@ -79,30 +79,10 @@ func (db *DB) exportSessionPage(ctx context.Context, source, after string, first
 	return page, nil
 }
 
-// exportMessages returns a session's active messages as a sequence that
-// reads them a page at a time (Messages after the last id read). Each page
-// is read completely before any of it is yielded, so no connection is held
-// while the consumer writes.
+// exportMessages returns a session's active messages, read a page at a
+// time (sessiondb.MessagePages).
 func (db *DB) exportMessages(ctx context.Context, sessionID string) iter.Seq2[*sessiondb.Message, error] {
-	return func(yield func(*sessiondb.Message, error) bool) {
-		var after int64
-		for {
-			page, err := db.Messages(ctx, sessionID, sessiondb.MessageFilter{AfterID: after, Limit: exportMessagePageSize})
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, m := range page {
-				if !yield(m, nil) {
-					return
-				}
-			}
-			if len(page) < exportMessagePageSize {
-				return
-			}
-			after = page[len(page)-1].ID
-		}
-	}
+	return sessiondb.MessagePages(ctx, db.Messages, sessionID, exportMessagePageSize)
 }
 
 // exportLineage builds Hermes' export_session_lineage object for the
