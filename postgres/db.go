@@ -75,15 +75,10 @@ func IsURL(s string) bool {
 // connection string) and brings its schema up to date, taking an advisory
 // lock so that processes starting at once migrate it once.
 func Open(ctx context.Context, url string, o Options) (*DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := parseConfig(url, o.ConnectTimeout)
 	if err != nil {
-		return nil, &sessiondb.Error{Code: sessiondb.EINVALID, Err: err,
-			Message: "postgres: cannot read the connection URL (" + redactURL(err.Error()) + "); the form is postgres://user:password@host:port/database?sslmode=…"}
+		return nil, err
 	}
-	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
-	}
-	cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}

@@ -17,32 +17,19 @@ import (
 
 // Check statuses.
 const (
-	CheckOK   = "ok"
-	CheckWarn = "warn"
-	CheckFail = "fail"
+	CheckOK   = sessiondb.CheckOK
+	CheckWarn = sessiondb.CheckWarn
+	CheckFail = sessiondb.CheckFail
 )
 
 // Check is one finding of Diagnose.
-type Check struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"` // the command that fixes it
-}
+type Check = sessiondb.Check
 
-// Diagnosis is the result of Diagnose.
-type Diagnosis struct {
-	Path    string  `json:"path"`
-	Healthy bool    `json:"healthy"` // no check failed
-	Checks  []Check `json:"checks"`
-}
+// Diagnosis is the result of Diagnose: a sessiondb.Diagnosis, with the
+// file checks as methods.
+type Diagnosis struct{ sessiondb.Diagnosis }
 
-func (d *Diagnosis) add(name, status, detail, fix string) {
-	d.Checks = append(d.Checks, Check{name, status, detail, fix})
-	if status == CheckFail {
-		d.Healthy = false
-	}
-}
+func (d *Diagnosis) add(name, status, detail, fix string) { d.Add(name, status, detail, fix) }
 
 // Diagnose inspects a database without changing it: it opens the file
 // read-only, runs no migration and takes no write lock (the lock probe
@@ -54,7 +41,7 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Diagnosis{Path: abs, Healthy: true}
+	d := &Diagnosis{sessiondb.Diagnosis{Path: abs, Healthy: true}}
 	// A missing file is the one-line error of every read command; whatever
 	// else keeps the file from being used is a finding.
 	if _, err := os.Lstat(abs); errors.Is(err, os.ErrNotExist) {

@@ -32,37 +32,15 @@ const exportSessionPageSize = 100
 // this size, so a session of large messages is read a few at a time.
 const exportPageBytes = 16 << 20
 
-// ExportSelection chooses what ExportSessions exports. The zero value
-// selects every session, archived and hidden ones included.
-type ExportSelection struct {
-	// SessionID exports this session only (an exact id).
-	SessionID string
-	// Lineage, with SessionID, exports the session's logical conversation
-	// as one object: its compression lineage from root to tip, as Hermes'
-	// export_session_lineage does.
-	Lineage bool
-	// Source exports every session of this source (not with SessionID).
-	Source string
-}
+// ExportSelection chooses what ExportSessions exports (sessiondb.ExportSelection).
+type ExportSelection = sessiondb.ExportSelection
 
-// ExportedSession is one exported object, in the shape of Hermes'
-// export_session: the session row (every column, the system prompt
-// resolved) and its active messages in id order. For a lineage
-// (export_session_lineage) Session is a copy of the last segment whose
-// MessageCount is the number of messages of all segments, Messages
-// concatenates the segments' messages root first, and Segments holds every
-// segment with its own messages.
-//
+// ExportedSession is one exported object (sessiondb.ExportedSession).
 // Messages reads the database in pages of ExportPageSize as it is ranged
 // over (each range reads afresh). Pages are separate queries, not one
 // snapshot: a message appended to the session during the export appears at
-// the end; none is ever skipped or repeated. The sequence is valid until
-// the callback of ExportSessions returns.
-type ExportedSession struct {
-	Session  *sessiondb.Session
-	Messages iter.Seq2[*sessiondb.Message, error]
-	Segments []ExportedSession
-}
+// the end; none is ever skipped or repeated.
+type ExportedSession = sessiondb.ExportedSession
 
 // ExportSessions calls fn for every selected session, in id order (for
 // Hermes ids, the order they started), and stops at the first error fn
@@ -71,11 +49,8 @@ type ExportedSession struct {
 // does not exist is an ENOTFOUND error; a Source without sessions exports
 // nothing.
 func (db *DB) ExportSessions(ctx context.Context, sel ExportSelection, fn func(*ExportedSession) error) error {
-	switch {
-	case sel.Lineage && sel.SessionID == "":
-		return sessiondb.Errorf(sessiondb.EINVALID, "export: a lineage export needs a session id")
-	case sel.SessionID != "" && sel.Source != "":
-		return sessiondb.Errorf(sessiondb.EINVALID, "export: give a session id or a source, not both")
+	if err := sel.Check(); err != nil {
+		return err
 	}
 	if sel.SessionID != "" {
 		var x *ExportedSession
@@ -237,21 +212,7 @@ func (db *DB) exportLineage(ctx context.Context, id string) (*ExportedSession, e
 		total += n
 		segs = append(segs, ExportedSession{Session: s, Messages: db.exportMessages(ctx, sid)})
 	}
-	tip := *segs[len(segs)-1].Session
-	tip.MessageCount = total
-	return &ExportedSession{Session: &tip, Messages: concatMessages(segs), Segments: segs}, nil
-}
-
-func concatMessages(segs []ExportedSession) iter.Seq2[*sessiondb.Message, error] {
-	return func(yield func(*sessiondb.Message, error) bool) {
-		for _, s := range segs {
-			for m, err := range s.Messages {
-				if !yield(m, err) || err != nil {
-					return
-				}
-			}
-		}
-	}
+	return sessiondb.LineageExport(segs, total), nil
 }
 
 // Hermes' import_sessions limits (STORAGE.md §6). Hermes imports a whole
@@ -266,55 +227,14 @@ const (
 	hermesImportMaxBytes              = 25 << 20
 )
 
-// ImportOptions modify ImportSessions.
-type ImportOptions struct {
-	// Replace overwrites sessions that already exist: their messages are
-	// deleted (the FTS triggers unindex them) and the file's inserted, and
-	// the row's columns are set from the file. The row is updated in place,
-	// not deleted: its child sessions keep their parent (a DELETE would
-	// break their foreign key) and its session_model_usage rows, which an
-	// export does not carry, survive. Without Replace existing sessions are
-	// skipped.
-	Replace bool
-	// DryRun reports what the import would do and writes nothing.
-	DryRun bool
-	// KeepRuntimeState also imports the live runtime state of a session:
-	// gateway routing (session_key, chat_id, chat_type, thread_id,
-	// origin_json), activity (last_activity_*), handoff_*, the compression
-	// back-off columns, rewind_count and the tool cache (tool_names). By
-	// default, as in Hermes' import_sessions, a new session gets none of it
-	// and a replaced session keeps its own: an imported conversation must
-	// not take over a live chat or look busy. Use it to move a whole
-	// installation to a new machine.
-	KeepRuntimeState bool
-}
+// ImportOptions modify ImportSessions (sessiondb.ImportOptions).
+type ImportOptions = sessiondb.ImportOptions
 
-// ImportNote is one entry of an ImportReport: where in the input, which
-// session, and what happened.
-type ImportNote struct {
-	Line      int    `json:"line"`           // line of the input where the object starts (0: the input as a whole)
-	Item      int    `json:"item,omitempty"` // position in a JSON array input, from 1
-	SessionID string `json:"session_id,omitempty"`
-	Message   string `json:"message"`
-}
+// ImportNote is one entry of an ImportReport (sessiondb.ImportNote).
+type ImportNote = sessiondb.ImportNote
 
-// ImportReport says what ImportSessions did, or with DryRun would do. Each
-// segment of a lineage object counts as a session.
-type ImportReport struct {
-	DryRun      bool         `json:"dry_run"`
-	Imported    int          `json:"imported"`   // sessions that did not exist
-	Replaced    int          `json:"replaced"`   // sessions that existed and were overwritten (Replace)
-	Skipped     int          `json:"skipped"`    // sessions that existed and were left alone
-	Failed      int          `json:"failed"`     // objects or sessions not imported; see Errors
-	Detached    int          `json:"detached"`   // sessions imported without their parent, which was nowhere to be found
-	Messages    int          `json:"messages"`   // messages written
-	Renumbered  int          `json:"renumbered"` // messages written with a new id, theirs being taken (not predicted by a dry run)
-	ImportedIDs []string     `json:"imported_ids"`
-	ReplacedIDs []string     `json:"replaced_ids"`
-	SkippedIDs  []string     `json:"skipped_ids"`
-	Errors      []ImportNote `json:"errors"`
-	Warnings    []ImportNote `json:"warnings"`
-}
+// ImportReport says what ImportSessions did (sessiondb.ImportReport).
+type ImportReport = sessiondb.ImportReport
 
 // ImportSessions reads sessions exported by ExportSessions (or by Hermes'
 // export_session, export_session_lineage or export_all) and writes them.

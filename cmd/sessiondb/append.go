@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/sessiondb/sessiondb"
-	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 func newAppendCommand() *command {
@@ -174,7 +173,7 @@ func readInput(e *env, path string, limit int64) (string, error) {
 			name = "standard input"
 		}
 		return "", sessiondb.Errorf(sessiondb.EINVALID, "%s holds more than %s, the most a message may hold; nothing was appended. Raise the limit with %s=SIZE (e.g. 256MiB) if the message is meant to be that large",
-			name, sessiondb.FormatBytes(limit), sqlite.MaxMessageSizeEnv)
+			name, sessiondb.FormatBytes(limit), maxMessageSizeEnv)
 	}
 	return b.String(), nil
 }
@@ -220,20 +219,24 @@ func appendJSONL(ctx context.Context, e *env, path string) error {
 	}
 	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
 		return sessiondb.Errorf(sessiondb.EINVALID, "a line of %s is longer than %s, more than a message within the limit takes (%s); nothing was appended",
-			path, sessiondb.FormatBytes(int64(jsonlLineMax(limit))), sqlite.MaxMessageSizeEnv)
+			path, sessiondb.FormatBytes(int64(jsonlLineMax(limit))), maxMessageSizeEnv)
 	} else if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	db, err := e.openWrite(true)
+	db, err := e.openWrite(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	b, ok := db.(sessiondb.BatchAppender)
+	if !ok {
+		return e.lacks("one-transaction batches (append --jsonl)")
+	}
 	// One transaction: every message and every session it names is
 	// checked before the first row is written, and a failure writes
 	// nothing, so the fixed file can simply be run again.
-	n, err := db.AppendBatch(ctx, msgs)
-	var be *sqlite.BatchError
+	n, err := b.AppendBatch(ctx, msgs)
+	var be *sessiondb.BatchError
 	if errors.As(err, &be) {
 		return &sessiondb.Error{Code: sessiondb.ErrorCode(be.Err), Err: be.Err, Message: fmt.Sprintf(
 			"line %d (session %q): %v; nothing was appended: fix the line and run the command again", lines[be.Index], be.SessionID, be.Err)}

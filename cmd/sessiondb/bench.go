@@ -27,7 +27,6 @@ import (
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/internal/workload"
-	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 // benchWorkerEnv is set in the environment of the worker processes bench
@@ -166,7 +165,7 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 			queries = append(queries, benchQuery{q.Label, q.Query})
 		}
 	}
-	db, err := e.openWrite(true)
+	db, err := e.openWrite(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -186,16 +185,23 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 	if err := o.measureReads(ctx, e, db, queries, rep); err != nil {
 		return err
 	}
-	// The settings the store ran with, as SQLite reports them.
-	rep.JournalMode = db.JournalMode()
-	if rep.Synchronous, err = db.Synchronous(ctx); err != nil {
-		return err
+	// The settings the store ran with, as SQLite reports them, and its
+	// files' sizes.
+	if d, ok := db.(sessiondb.DurabilityReporter); ok {
+		rep.JournalMode = d.JournalMode()
+		if rep.Synchronous, err = d.Synchronous(ctx); err != nil {
+			return err
+		}
 	}
-	if fi, err := os.Stat(db.Path()); err == nil {
-		rep.DBBytes = fi.Size()
-	}
-	if fi, err := os.Stat(db.Path() + "-wal"); err == nil {
-		rep.WALBytes = fi.Size()
+	if f, ok := db.(sessiondb.FileStore); ok {
+		if fi, err := os.Stat(f.Path()); err == nil {
+			rep.DBBytes = fi.Size()
+		}
+		if fi, err := os.Stat(f.Path() + "-wal"); err == nil {
+			rep.WALBytes = fi.Size()
+		}
+	} else {
+		rep.Store = "database server"
 	}
 	rep.PeakRSSMB = peakRSSMB()
 	if o.asJSON {
@@ -240,6 +246,7 @@ type benchReport struct {
 	Synchronous     string         `json:"synchronous"`
 	PeakRSSMB       float64        `json:"peak_rss_mb,omitempty"`
 	WorkerPeakRSSMB float64        `json:"worker_peak_rss_mb,omitempty"` // the largest of the --procs workers
+	Store           string         `json:"store,omitempty"`              // "database server" (no file sizes), or "" for a file
 }
 
 type latencySummary struct {
@@ -348,8 +355,12 @@ func (r *benchReport) print(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "list-%d\t%d\t%.3f\t%.3f\t(newest first)\n", benchListLimit, r.List.Rows, r.List.P50, r.List.P95)
 	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "file\t%.1f MB (db %.1f MB + wal %.1f MB), journal %s, synchronous %s\n",
-		mb(r.DBBytes+r.WALBytes), mb(r.DBBytes), mb(r.WALBytes), r.JournalMode, r.Synchronous)
+	if r.Store == "" {
+		fmt.Fprintf(tw, "file\t%.1f MB (db %.1f MB + wal %.1f MB), journal %s, synchronous %s\n",
+			mb(r.DBBytes+r.WALBytes), mb(r.DBBytes), mb(r.WALBytes), r.JournalMode, r.Synchronous)
+	} else {
+		fmt.Fprintf(tw, "store\t%s (no file sizes)\n", r.Store)
+	}
 	if r.PeakRSSMB > 0 {
 		fmt.Fprintf(tw, "peak RSS\t%.1f MB", r.PeakRSSMB)
 		if r.WorkerPeakRSSMB > 0 {
@@ -387,7 +398,7 @@ type benchQuery struct{ label, query string }
 
 // measureReads times each query (search, limit 20) and the session list
 // (limit 20, newest first): one untimed warm-up, then o.searches timed calls.
-func (o *benchOptions) measureReads(ctx context.Context, e *env, db *sqlite.DB, queries []benchQuery, rep *benchReport) error {
+func (o *benchOptions) measureReads(ctx context.Context, e *env, db sessiondb.Store, queries []benchQuery, rep *benchReport) error {
 	bar := newProgress(e.stderr, "searching")
 	total := int64(len(queries) + 1)
 	samples := make([]time.Duration, o.searches)
@@ -609,7 +620,7 @@ func parseQueries(r io.Reader) ([]benchQuery, error) {
 }
 
 // replay runs ops in order, one public call each, and times the loop.
-func (o *benchOptions) replay(ctx context.Context, e *env, db *sqlite.DB, ops []replayOp) (*benchReport, error) {
+func (o *benchOptions) replay(ctx context.Context, e *env, db sessiondb.Store, ops []replayOp) (*benchReport, error) {
 	rep := &benchReport{Mode: "replay", Workload: o.workload, Writers: 1, Processes: 1}
 	lat := make([]time.Duration, 0, len(ops))
 	for _, op := range ops {
@@ -668,7 +679,7 @@ func benchSessionID(tag string, i int) string { return fmt.Sprintf("bench-%s-%05
 // its writers. Sessions go to processes, then to writers, so that every
 // share holds about as many messages (see balance): the run measures all
 // writers at work, not the tail of the one that drew the longest sessions.
-func appendShare(ctx context.Context, db *sqlite.DB, plan *workload.Plan, tag string, proc, procs, writers int, done *atomic.Int64) shareResult {
+func appendShare(ctx context.Context, db sessiondb.Store, plan *workload.Plan, tag string, proc, procs, writers int, done *atomic.Int64) shareResult {
 	all := make([]int, len(plan.Sessions))
 	for i := range all {
 		all[i] = i
@@ -716,7 +727,7 @@ func balance(plan *workload.Plan, sessions []int, n int) [][]int {
 // appendSessions is one writer: it creates its sessions as it reaches them
 // and appends one turn of each in turn, one AppendMessage per message, until
 // all are complete. Failures are counted, not fatal.
-func appendSessions(ctx context.Context, db *sqlite.DB, plan *workload.Plan, tag string, own []int, done *atomic.Int64) shareResult {
+func appendSessions(ctx context.Context, db sessiondb.Store, plan *workload.Plan, tag string, own []int, done *atomic.Int64) shareResult {
 	var res shareResult
 	fail := func(err error) {
 		res.Errors++
@@ -767,7 +778,7 @@ func appendSessions(ctx context.Context, db *sqlite.DB, plan *workload.Plan, tag
 	return res
 }
 
-func (o *benchOptions) generate(ctx context.Context, e *env, db *sqlite.DB) (*benchReport, error) {
+func (o *benchOptions) generate(ctx context.Context, e *env, db sessiondb.Store) (*benchReport, error) {
 	plan, err := workload.NewPlan(o.seed, o.sessions, o.messages)
 	if err != nil {
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "%v", err)
@@ -777,7 +788,11 @@ func (o *benchOptions) generate(ctx context.Context, e *env, db *sqlite.DB) (*be
 		return nil, err
 	}
 	o.runTag = hex.EncodeToString(tag[:]) // new sessions on every run, even on a used file
-	workers, err := o.startWorkers(ctx, db.Path())
+	l, err := e.where()
+	if err != nil {
+		return nil, err
+	}
+	workers, err := o.startWorkers(ctx, l, e.connectTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -852,7 +867,7 @@ type workerMessage struct {
 
 // startWorkers starts o.procs worker processes (this executable, re-run in
 // worker mode) and waits until each has opened the database.
-func (o *benchOptions) startWorkers(ctx context.Context, dbPath string) ([]*benchWorker, error) {
+func (o *benchOptions) startWorkers(ctx context.Context, l location, connectTimeout time.Duration) ([]*benchWorker, error) {
 	if o.procs == 0 {
 		return nil, nil
 	}
@@ -869,11 +884,23 @@ func (o *benchOptions) startWorkers(ctx context.Context, dbPath string) ([]*benc
 	}
 	for k := 1; k <= o.procs; k++ {
 		w := &benchWorker{ready: make(chan error, 1), result: make(chan workerOutcome, 1)}
-		w.cmd = exec.CommandContext(ctx, exe, "--db", dbPath, "bench", "--worker", strconv.Itoa(k),
+		args := []string{"bench", "--worker", strconv.Itoa(k),
 			"--procs", strconv.Itoa(o.procs), "--writers", strconv.Itoa(o.writers),
 			"--sessions", strconv.Itoa(o.sessions), "--messages", strconv.Itoa(o.messages),
-			"--seed", strconv.FormatUint(o.seed, 10), "--run-tag", o.runTag)
-		w.cmd.Env = append(os.Environ(), benchWorkerEnv+"=1")
+			"--seed", strconv.FormatUint(o.seed, 10), "--run-tag", o.runTag}
+		env := append(os.Environ(), benchWorkerEnv+"=1")
+		if l.pg {
+			// A URL may hold a password: the workers read it from the
+			// environment, not from a command line any user can list.
+			env = append(env, dbEnv+"="+l.name)
+			if connectTimeout > 0 {
+				args = append([]string{"--connect-timeout", connectTimeout.String()}, args...)
+			}
+		} else {
+			args = append([]string{"--db", l.name}, args...)
+		}
+		w.cmd = exec.CommandContext(ctx, exe, args...)
+		w.cmd.Env = env
 		w.cmd.Stderr = &w.stderr
 		if w.stdin, err = w.cmd.StdinPipe(); err != nil {
 			kill()
@@ -956,7 +983,7 @@ func (o *benchOptions) runWorker(ctx context.Context, e *env) error {
 	if err != nil {
 		return sessiondb.Errorf(sessiondb.EINVALID, "%v", err)
 	}
-	db, err := e.openWrite(true)
+	db, err := e.openWrite(ctx, true)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ Examples:
 					return usagef("--export-dir %q is not a directory", exportDir)
 				}
 			}
-			db, err := e.openBrowse()
+			db, where, err := e.openBrowse(ctx)
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ Examples:
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			m := browse.New(ctx, db, browse.Options{
-				Path:      db.Path(),
+				Path:      where,
 				ExportDir: exportDir,
 				Export:    exportMarkdown,
 				Color:     e.styles().on,

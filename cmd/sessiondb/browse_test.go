@@ -41,13 +41,21 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // TestBrowseInTmux drives the real program in an 80x24 tmux pane: search,
 // open a hit, unfold its details, export it, search in Chinese, quit.
 func TestBrowseInTmux(t *testing.T) {
+	dir := t.TempDir()
+	browseInTmux(t, dir, filepath.Join(dir, "state.db"))
+}
+
+// TestBrowseInTmuxPostgres is TestBrowseInTmux on a PostgreSQL database.
+func TestBrowseInTmuxPostgres(t *testing.T) {
+	browseInTmux(t, t.TempDir(), testenv.Postgres(t))
+}
+
+func browseInTmux(t *testing.T, dir, db string) {
 	tmux := testenv.Program(t, "tmux", "to drive `sessiondb browse` in a terminal")
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	db := filepath.Join(dir, "state.db")
 	const id = "20260501_100000_aaaaaa"
 	mustCLI(t, db, "new", "--id", id, "--source", "cli")
 	mustCLI(t, db, "rename", id, "Docker deployment")

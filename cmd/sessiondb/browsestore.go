@@ -5,35 +5,45 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/sessiondb/sessiondb/sqlite"
+	"github.com/sessiondb/sessiondb"
 )
 
-// browseStore is what browse runs on: reads go to a read-only handle, and a
-// writer (which never creates the file) is opened at the first rename, pin,
-// archive or delete. Browsing a file the user cannot write works, and only
-// those keys say why they cannot.
+// browseStore is what browse runs on for a SQLite file: reads go to a
+// read-only handle, and a writer (which never creates the file) is opened at
+// the first rename, pin, archive or delete. Browsing a file the user cannot
+// write works, and only those keys say why they cannot.
 type browseStore struct {
-	*sqlite.DB // read-only
-	e          *env
+	sessiondb.Store // read-only
+	e               *env
 
 	mu sync.Mutex
-	w  *sqlite.DB
+	w  sessiondb.Store
 }
 
-// openBrowse opens the read-only handle of a browseStore.
-func (e *env) openBrowse() (*browseStore, error) {
-	db, err := e.openRead()
+// openBrowse opens what browse runs on, and returns where it is for the
+// status line: a browseStore for a file; a database server, whose pool
+// reads and writes, as it is.
+func (e *env) openBrowse(ctx context.Context) (sessiondb.Store, string, error) {
+	l, err := e.where()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &browseStore{DB: db, e: e}, nil
+	db, err := e.openRead(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	f, ok := db.(sessiondb.FileStore)
+	if !ok {
+		return db, l.String(), nil
+	}
+	return &browseStore{Store: db, e: e}, f.Path(), nil
 }
 
-func (s *browseStore) writer() (*sqlite.DB, error) {
+func (s *browseStore) writer(ctx context.Context) (sessiondb.Store, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.w == nil {
-		w, err := s.e.openWrite(false)
+		w, err := s.e.openWrite(ctx, false)
 		if err != nil {
 			return nil, err
 		}
@@ -44,7 +54,7 @@ func (s *browseStore) writer() (*sqlite.DB, error) {
 
 // SetTitle renames a session through the writer.
 func (s *browseStore) SetTitle(ctx context.Context, id, title string) error {
-	w, err := s.writer()
+	w, err := s.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -53,7 +63,7 @@ func (s *browseStore) SetTitle(ctx context.Context, id, title string) error {
 
 // SetPinned pins or unpins a session through the writer.
 func (s *browseStore) SetPinned(ctx context.Context, id string, pinned bool) error {
-	w, err := s.writer()
+	w, err := s.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -62,7 +72,7 @@ func (s *browseStore) SetPinned(ctx context.Context, id string, pinned bool) err
 
 // SetArchived archives or unarchives a session through the writer.
 func (s *browseStore) SetArchived(ctx context.Context, id string, archived bool) error {
-	w, err := s.writer()
+	w, err := s.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -71,7 +81,7 @@ func (s *browseStore) SetArchived(ctx context.Context, id string, archived bool)
 
 // DeleteSession deletes a session through the writer.
 func (s *browseStore) DeleteSession(ctx context.Context, id string) ([]string, error) {
-	w, err := s.writer()
+	w, err := s.writer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -86,5 +96,5 @@ func (s *browseStore) Close() error {
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
-	return errors.Join(append(errs, s.DB.Close())...)
+	return errors.Join(append(errs, s.Store.Close())...)
 }

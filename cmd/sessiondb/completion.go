@@ -82,7 +82,7 @@ _sessiondb() {
   cmd=""
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      --db|--color) ((i++)) ;;
+      --db|--color|--connect-timeout) ((i++)) ;;
       -*) ;;
       *) cmd="${COMP_WORDS[i]}"; break ;;
     esac
@@ -181,7 +181,7 @@ func newCompleteCommand() *command {
 			if len(args) != 1 || args[0] != "sessions" {
 				return usagef("__complete sessions")
 			}
-			db, err := e.openRead()
+			db, err := e.openRead(ctx)
 			if err != nil {
 				return err
 			}

@@ -319,9 +319,9 @@ func TestDoctorColors(t *testing.T) {
 		t.Errorf("doctor --color=always:\n%q", out)
 	}
 	var b strings.Builder
-	printDiagnosis(&b, &sqlite.Diagnosis{Path: "x.db", Checks: []sqlite.Check{
-		{Name: "journal", Status: sqlite.CheckWarn, Detail: "DELETE"},
-		{Name: "quick_check", Status: sqlite.CheckFail, Detail: "damaged", Fix: "sessiondb recover"},
+	printDiagnosis(&b, &sessiondb.Diagnosis{Path: "x.db", Checks: []sessiondb.Check{
+		{Name: "journal", Status: sessiondb.CheckWarn, Detail: "DELETE"},
+		{Name: "quick_check", Status: sessiondb.CheckFail, Detail: "damaged", Fix: "sessiondb recover"},
 	}}, nil, styles{on: true})
 	for _, want := range []string{"\x1b[1;33mWARN\x1b[m  journal", "\x1b[1;31mFAIL\x1b[m  quick_check", "fix: \x1b[1msessiondb recover\x1b[m", "\x1b[1;31mPROBLEMS FOUND\x1b[m"} {
 		if !strings.Contains(b.String(), want) {

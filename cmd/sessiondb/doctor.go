@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/postgres"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -35,6 +38,11 @@ whether the write lock is free right now. Every problem names the command
 that fixes it. Run doctor as the user that runs Hermes: root may read and
 write any file. Exit status 0 when healthy, 1 when a check failed.
 
+On PostgreSQL (--db postgres://…) doctor checks instead that the server
+answers (else exit status 6), its version (15 or newer), the pg_trgm
+extension, the schema migrations and that every index is valid; --fix
+applies pending migrations.
+
 Options:
   --full   run the full integrity_check (slow on big files)
   --fix    apply the safe fixes: upgrade the schema, finish index backfills,
@@ -55,20 +63,24 @@ Examples:
 			if len(args) > 0 {
 				return usagef("doctor takes no arguments")
 			}
-			path, err := e.path()
+			l, err := e.where()
 			if err != nil {
 				return err
 			}
-			d, err := sqlite.Diagnose(ctx, path, full)
+			diagnose, fixes := diagnoseFile(l.name, full), e.fixFile
+			if l.pg {
+				diagnose, fixes = e.diagnoseServer(l), e.fixServer
+			}
+			d, err := diagnose(ctx)
 			if err != nil {
 				return err
 			}
 			var fixed []string
 			if fix && needsFix(d) {
-				if fixed, err = applyFixes(ctx, e, d); err != nil {
+				if fixed, err = fixes(ctx, d); err != nil {
 					return err
 				}
-				if d, err = sqlite.Diagnose(ctx, path, full); err != nil {
+				if d, err = diagnose(ctx); err != nil {
 					return err
 				}
 			}
@@ -87,20 +99,56 @@ Examples:
 	}
 }
 
-func needsFix(d *sqlite.Diagnosis) bool {
+// diagnoseFile checks a SQLite file (sqlite.Diagnose).
+func diagnoseFile(path string, full bool) func(context.Context) (*sessiondb.Diagnosis, error) {
+	return func(ctx context.Context) (*sessiondb.Diagnosis, error) {
+		d, err := sqlite.Diagnose(ctx, path, full)
+		if err != nil {
+			return nil, err
+		}
+		return &d.Diagnosis, nil
+	}
+}
+
+// diagnoseServer checks a PostgreSQL database (postgres.Diagnose).
+func (e *env) diagnoseServer(l location) func(context.Context) (*sessiondb.Diagnosis, error) {
+	return func(ctx context.Context) (*sessiondb.Diagnosis, error) {
+		return postgres.Diagnose(ctx, l.name, postgres.Options{ConnectTimeout: e.connectTimeout})
+	}
+}
+
+// needsFix reports a failed or warned check that --fix repairs: the ones
+// whose fix is sessiondb init or rebuild-fts.
+func needsFix(d *sessiondb.Diagnosis) bool {
 	for _, c := range d.Checks {
-		if c.Status != sqlite.CheckOK && (c.Fix == "sessiondb init" || c.Fix == "sessiondb rebuild-fts") {
+		if c.Status != sessiondb.CheckOK && (strings.HasPrefix(c.Fix, "sessiondb init") || c.Fix == "sessiondb rebuild-fts") {
 			return true
 		}
 	}
 	return false
 }
 
-// applyFixes runs the safe fixes doctor lists: opening upgrades the schema
-// and restores a stale CJK index, the backfill finishes pending indexing, a
-// damaged or detached index is rebuilt, and the WAL is checkpointed.
-func applyFixes(ctx context.Context, e *env, d *sqlite.Diagnosis) ([]string, error) {
-	db, err := e.openWrite(false)
+// fixServer runs the fix doctor lists for a PostgreSQL database: opening
+// it applies the pending migrations (and creates pg_trgm where the role
+// may).
+func (e *env) fixServer(ctx context.Context, _ *sessiondb.Diagnosis) ([]string, error) {
+	l, err := e.where()
+	if err != nil {
+		return nil, err
+	}
+	db, err := e.openPostgres(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	return []string{"applied the schema migrations"}, db.Close()
+}
+
+// fixFile runs the safe fixes doctor lists for a SQLite file: opening
+// upgrades the schema and restores a stale CJK index, the backfill
+// finishes pending indexing, a damaged or detached index is rebuilt, and
+// the WAL is checkpointed.
+func (e *env) fixFile(ctx context.Context, d *sessiondb.Diagnosis) ([]string, error) {
+	db, err := e.openFile(true)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +183,7 @@ func applyFixes(ctx context.Context, e *env, d *sqlite.Diagnosis) ([]string, err
 	return append(fixed, "checkpointed the WAL"), nil
 }
 
-func printDiagnosis(w io.Writer, d *sqlite.Diagnosis, fixed []string, st styles) {
+func printDiagnosis(w io.Writer, d *sessiondb.Diagnosis, fixed []string, st styles) {
 	for _, f := range fixed {
 		fmt.Fprintf(w, "%s %s\n", st.ok("fixed:"), f)
 	}
@@ -143,15 +191,15 @@ func printDiagnosis(w io.Writer, d *sqlite.Diagnosis, fixed []string, st styles)
 	for _, ch := range d.Checks {
 		var mark string
 		switch ch.Status {
-		case sqlite.CheckOK:
+		case sessiondb.CheckOK:
 			mark = st.ok("ok") + "  "
-		case sqlite.CheckWarn:
+		case sessiondb.CheckWarn:
 			mark = st.warn("WARN")
 		default:
 			mark = st.fail("FAIL")
 		}
 		fmt.Fprintf(w, "  %s  %s %s\n", mark, padRight(ch.Name, 28), ch.Detail)
-		if ch.Fix != "" && ch.Status != sqlite.CheckOK {
+		if ch.Fix != "" && ch.Status != sessiondb.CheckOK {
 			fmt.Fprintf(w, "        %s fix: %s\n", padRight("", 28), st.bold(ch.Fix))
 		}
 	}

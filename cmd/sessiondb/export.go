@@ -11,7 +11,6 @@ import (
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/export"
-	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 func newExportCommand() *command {
@@ -92,17 +91,21 @@ Examples:
 				defer out.abort()
 			}
 
-			var db *sqlite.DB
-			sel := sqlite.ExportSelection{Lineage: lineage, Source: source}
+			var db sessiondb.Store
+			sel := sessiondb.ExportSelection{Lineage: lineage, Source: source}
 			if session != "" {
 				db, sel.SessionID, err = e.openSessionRead(ctx, session)
 			} else {
-				db, err = e.openRead()
+				db, err = e.openRead(ctx)
 			}
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			xp, ok := db.(sessiondb.Exporter)
+			if !ok {
+				return e.lacks("streamed exports")
+			}
 
 			var w io.Writer = e.stdout
 			if out != nil {
@@ -131,7 +134,7 @@ Examples:
 				}
 				total = int64(n)
 			}
-			err = db.ExportSessions(ctx, sel, func(x *sqlite.ExportedSession) error {
+			err = xp.ExportSessions(ctx, sel, func(x *sessiondb.ExportedSession) error {
 				it := exportItem(x)
 				if err := enc.Encode(&it); err != nil {
 					return err
@@ -157,7 +160,7 @@ Examples:
 }
 
 // exportItem converts what the store reads into what the encoders write.
-func exportItem(x *sqlite.ExportedSession) export.Item {
+func exportItem(x *sessiondb.ExportedSession) export.Item {
 	it := export.Item{Session: x.Session, Messages: x.Messages}
 	if x.Segments != nil {
 		it.Segments = make([]export.Item, len(x.Segments))

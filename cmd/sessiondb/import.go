@@ -7,12 +7,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/sessiondb/sessiondb/sqlite"
+	"github.com/sessiondb/sessiondb"
 )
 
 func newImportCommand() *command {
 	var asJSON bool
-	var o sqlite.ImportOptions
+	var o sessiondb.ImportOptions
 	return &command{
 		name:     "import",
 		synopsis: "import sessions from a JSON lines or JSON export",
@@ -68,11 +68,15 @@ Examples:
 				return err
 			}
 			defer r.Close()
-			db, err := e.openWrite(true)
+			db, err := e.openWrite(ctx, true)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			im, ok := db.(sessiondb.Importer)
+			if !ok {
+				return e.lacks("session imports")
+			}
 			// ImportSessions reports no progress; the bytes it has read of
 			// the input are (a bar for a file, a spinner for a pipe).
 			bar := newProgress(e.stderr, "importing")
@@ -82,7 +86,7 @@ Examples:
 					size = fi.Size()
 				}
 			}
-			rep, ierr := db.ImportSessions(ctx, bar.reader(r, size), o)
+			rep, ierr := im.ImportSessions(ctx, bar.reader(r, size), o)
 			bar.done()
 			if rep != nil {
 				if asJSON {
@@ -105,7 +109,7 @@ Examples:
 	}
 }
 
-func renderImportReport(rep *sqlite.ImportReport) string {
+func renderImportReport(rep *sessiondb.ImportReport) string {
 	var b strings.Builder
 	verb := "imported"
 	if rep.DryRun {
@@ -121,7 +125,7 @@ func renderImportReport(rep *sqlite.ImportReport) string {
 		fmt.Fprintf(&b, ", %d messages with new ids", rep.Renumbered)
 	}
 	b.WriteString("\n")
-	note := func(n sqlite.ImportNote) {
+	note := func(n sessiondb.ImportNote) {
 		b.WriteString("  ")
 		if n.Line > 0 {
 			fmt.Fprintf(&b, "line %d: ", n.Line)

@@ -31,7 +31,7 @@ Examples:
 			if len(args) > 0 {
 				return usagef("info takes no arguments")
 			}
-			db, err := e.openRead()
+			db, err := e.openFile(false)
 			if err != nil {
 				return err
 			}

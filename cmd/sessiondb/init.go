@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/sessiondb/sessiondb/postgres"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -19,7 +20,8 @@ Creates the database when it does not exist, or upgrades an existing Hermes
 state.db of any schema version in place without losing a row, then finishes
 any pending search-index backfill and restores a CJK index that a Hermes
 without the cjk_unicode61 tokenizer marked stale (progress on a terminal).
-Run it while no tokenizer-less Hermes process is running.
+Run it while no tokenizer-less Hermes process is running. On a PostgreSQL
+database (--db postgres://…) it applies the pending schema migrations.
 
 Options:
   --json   print {"path","schema_version","journal_mode"}
@@ -33,7 +35,14 @@ Examples:
 			if len(args) > 0 {
 				return usagef("init takes no arguments")
 			}
-			db, err := e.openWrite(true)
+			l, err := e.where()
+			if err != nil {
+				return err
+			}
+			if l.pg {
+				return e.initServer(ctx, l, asJSON)
+			}
+			db, err := e.openSQLiteWrite(l, true)
 			if err != nil {
 				return err
 			}
@@ -62,4 +71,24 @@ Examples:
 			return err
 		},
 	}
+}
+
+// initServer brings a PostgreSQL database's schema up to date: opening it
+// applies the pending migrations.
+func (e *env) initServer(ctx context.Context, l location, asJSON bool) error {
+	db, err := e.openPostgres(ctx, l)
+	if err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, struct {
+			Path          string `json:"path"`
+			SchemaVersion int    `json:"schema_version"`
+		}{l.String(), postgres.SchemaVersion()})
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s: schema version %d\n", l, postgres.SchemaVersion())
+	return err
 }

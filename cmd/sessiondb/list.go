@@ -61,7 +61,7 @@ Examples:
 			if all {
 				o.IncludeArchived, o.IncludeHidden, o.IncludeChildren, o.RawChains = true, true, true, true
 			}
-			db, err := e.openRead()
+			db, err := e.openRead(ctx)
 			if err != nil {
 				return err
 			}

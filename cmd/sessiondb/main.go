@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/sqlite"
@@ -28,6 +29,12 @@ const (
 	exitNotFound = 3
 	exitBusy     = 4
 	exitCorrupt  = 5
+	// exitUnavailable: the database server cannot be reached or refuses
+	// the connection (sessiondb.EUNAVAILABLE).
+	exitUnavailable = 6
+	// exitUnsupported: the command does not work on the backend the
+	// database names (a SQLite-only command on PostgreSQL).
+	exitUnsupported = 7
 )
 
 func main() {
@@ -41,9 +48,10 @@ func main() {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	dbPath         string
-	color          colorMode // --color: auto (the default), always or never
-	noPager        bool      // --no-pager
+	dbPath         string        // --db: a SQLite file or a postgres:// URL
+	connectTimeout time.Duration // --connect-timeout (PostgreSQL)
+	color          colorMode     // --color: auto (the default), always or never
+	noPager        bool          // --no-pager
 }
 
 // command is one subcommand: its flags are registered by flags, and run
@@ -171,6 +179,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.Is(err, errUnhealthy) {
 		return exitError
 	}
+	var unsup *unsupportedError
+	if errors.As(err, &unsup) {
+		fmt.Fprintf(stderr, "sessiondb %s %v\n", cmd.name, err)
+		return exitUnsupported
+	}
 	fmt.Fprintf(stderr, "sessiondb %s: %v\n", cmd.name, err)
 	if errors.Is(err, sqlite.ErrNoDatabase) {
 		return exitError // no database at all, not a missing session
@@ -184,6 +197,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCorrupt
 	case sessiondb.EINVALID:
 		return exitUsage
+	case sessiondb.EUNAVAILABLE:
+		return exitUnavailable
 	}
 	return exitError
 }
@@ -192,6 +207,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // (like --db) or after it.
 func globalFlags(fs *flag.FlagSet, e *env) {
 	fs.StringVar(&e.dbPath, "db", e.dbPath, "")
+	fs.DurationVar(&e.connectTimeout, "connect-timeout", e.connectTimeout, "")
 	fs.Var(&e.color, "color", "")
 	fs.BoolVar(&e.noPager, "no-pager", e.noPager, "")
 }
@@ -244,16 +260,21 @@ func printUsage(w io.Writer) {
 	fmt.Fprint(w, `sessiondb manages a Hermes-compatible session database (state.db).
 
 Usage:
-  sessiondb [--db PATH] [--color WHEN] [--no-pager] COMMAND [options] [arguments]
+  sessiondb [--db PATH|URL] [--color WHEN] [--no-pager] COMMAND [options] [arguments]
   sessiondb --version
 
-The database is --db PATH, else $HERMES_HOME/state.db, else ~/.hermes/state.db.
+The database is --db, else $SESSIONDB_DB, else $HERMES_HOME/state.db, else
+~/.hermes/state.db. A postgres:// (or postgresql://) URL names a PostgreSQL
+database, which every command but the file-level ones (info, optimize,
+optimize-storage, rebuild-fts, recover) works on.
 
 Options for every command (before or after its name):
-  --db PATH      the database file
-  --color WHEN   auto (default): colour when stdout is a terminal and NO_COLOR
-                 is unset or empty; always; or never. --json never has colour
-  --no-pager     print show and search directly instead of through $PAGER
+  --db PATH|URL        the database file, or a PostgreSQL URL
+  --connect-timeout D  give up connecting to PostgreSQL after D (default 10s)
+  --color WHEN         auto (default): colour when stdout is a terminal and
+                       NO_COLOR is unset or empty; always; or never. --json
+                       never has colour
+  --no-pager           print show and search directly instead of through $PAGER
 
 On a terminal, show and search page long output with $PAGER (default
 "less -FRX"; an empty PAGER or PAGER=cat prints directly), and long work
@@ -270,95 +291,6 @@ Commands:
 		fmt.Fprintf(w, "  %-17s %s\n", n, commands[n]().synopsis)
 	}
 	fmt.Fprint(w, "\nRun `sessiondb help COMMAND` for a command's options and examples.\n")
-}
-
-// path returns the database path the command line names.
-func (e *env) path() (string, error) {
-	if e.dbPath != "" {
-		return e.dbPath, nil
-	}
-	return sqlite.DefaultPath()
-}
-
-// openRead opens the database the command line names for reading only:
-// nothing is migrated, chmodded or written, and a missing file is an error
-// naming the path and the fixes. Read commands use it.
-func (e *env) openRead() (*sqlite.DB, error) {
-	path, err := e.path()
-	if err != nil {
-		return nil, err
-	}
-	db, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
-	if err == nil && db.Immutable() {
-		fmt.Fprintf(e.stderr, "sessiondb: note: %s was read as an immutable snapshot: it is in WAL mode and this user cannot create or write its -shm; no other process had it open\n", db.Path())
-	}
-	return db, err
-}
-
-// openWrite opens the database the command line names for writing,
-// upgrading an older schema. Only with create (init, new, append, import,
-// bench) is a missing file created; other write commands get the same
-// error as read commands.
-func (e *env) openWrite(create bool) (*sqlite.DB, error) {
-	path, err := e.path()
-	if err != nil {
-		return nil, err
-	}
-	limit, err := maxMessageBytes()
-	if err != nil {
-		return nil, err
-	}
-	db, err := sqlite.Open(path, sqlite.Options{NoCreate: !create, MaxMessageBytes: limit})
-	if err == nil && db.Quarantined() != "" {
-		fmt.Fprintf(e.stderr, "sessiondb: %s was not a SQLite database; it was moved to %s and a fresh database created. Inspect it with `sessiondb recover --source %s --output NEW.db`\n",
-			path, db.Quarantined(), db.Quarantined())
-	}
-	return db, err
-}
-
-// resolve turns a session argument into an id: an exact id, else a unique
-// id prefix, else a title (the latest "title #N" of a numbered lineage).
-func resolve(ctx context.Context, db *sqlite.DB, arg string) (string, error) {
-	id, err := db.ResolveSessionID(ctx, arg)
-	if err == nil {
-		return id, nil
-	}
-	if code := sessiondb.ErrorCode(err); code != sessiondb.ENOTFOUND && code != sessiondb.EINVALID {
-		return "", err
-	}
-	if tid, terr := db.ResolveTitle(ctx, arg); terr == nil {
-		return tid, nil
-	}
-	if sessiondb.ErrorCode(err) == sessiondb.ENOTFOUND {
-		return "", sessiondb.Errorf(sessiondb.ENOTFOUND, "no session with id, id prefix or title %q; `sessiondb list` shows them", arg)
-	}
-	return "", err
-}
-
-// openSessionRead opens the database read-only (openRead) and resolves the
-// session argument; the caller closes the database.
-func (e *env) openSessionRead(ctx context.Context, arg string) (*sqlite.DB, string, error) {
-	return withSession(ctx, arg)(e.openRead())
-}
-
-// openSessionWrite opens the database for writing (openWrite) and
-// resolves the session argument; the caller closes the database.
-func (e *env) openSessionWrite(ctx context.Context, arg string, create bool) (*sqlite.DB, string, error) {
-	return withSession(ctx, arg)(e.openWrite(create))
-}
-
-func withSession(ctx context.Context, arg string) func(*sqlite.DB, error) (*sqlite.DB, string, error) {
-	return func(db *sqlite.DB, err error) (*sqlite.DB, string, error) {
-		if err != nil {
-			return nil, "", err
-		}
-		id, err := resolve(ctx, db, arg)
-		if err != nil {
-			db.Close()
-			return nil, "", err
-		}
-		return db, id, nil
-	}
 }
 
 func writeJSON(w io.Writer, v any) error {

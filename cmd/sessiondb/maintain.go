@@ -106,7 +106,7 @@ Examples:
 // maintenance opens the database, runs fn with a progress display labelled
 // label and prints its report.
 func maintenance(ctx context.Context, e *env, asJSON bool, label string, fn func(*sqlite.DB, *progress) (*sqlite.MaintenanceReport, error)) error {
-	db, err := e.openWrite(false)
+	db, err := e.openFile(true)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ Examples:
 			if ns.Source == "" {
 				return usagef("--source is required")
 			}
-			db, err := e.openWrite(true)
+			db, err := e.openWrite(ctx, true)
 			if err != nil {
 				return err
 			}

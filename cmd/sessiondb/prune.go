@@ -63,7 +63,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			db, err := e.openWrite(false)
+			db, err := e.openWrite(ctx, false)
 			if err != nil {
 				return err
 			}
@@ -165,7 +165,7 @@ Examples:
 			if len(args) == 0 {
 				return usagef("missing SESSION")
 			}
-			db, err := e.openWrite(false)
+			db, err := e.openWrite(ctx, false)
 			if err != nil {
 				return err
 			}
@@ -176,9 +176,11 @@ Examples:
 				if err != nil {
 					return err
 				}
-				targets, err := db.DeleteTargets(ctx, id)
-				if err != nil {
-					return err
+				targets := []string{id}
+				if p, ok := db.(sessiondb.DeletePlanner); ok {
+					if targets, err = p.DeleteTargets(ctx, id); err != nil {
+						return err
+					}
 				}
 				ids = append(ids, id)
 				all = append(all, targets...)
@@ -234,7 +236,7 @@ Examples:
 			if len(args) == 0 {
 				return usagef("missing SESSION")
 			}
-			db, err := e.openWrite(false)
+			db, err := e.openWrite(ctx, false)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessiondb/sessiondb/postgres"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -59,6 +60,13 @@ Examples:
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 0 {
 				return usagef("recover takes no arguments: %s", strings.Join(args, " "))
+			}
+			if e.dbPath != "" {
+				// recover reads --source, never --db; a URL there means
+				// the user expects it to work on that database.
+				if err := (location{e.dbPath, "--db", postgres.IsURL(e.dbPath)}).sqliteOnly(); err != nil {
+					return err
+				}
 			}
 			if source == "" || output == "" {
 				return usagef("--source and --output are required")

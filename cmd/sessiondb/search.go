@@ -92,7 +92,7 @@ Examples:
 				o.ExcludeSources = excl
 			}
 			o.Roles, o.IncludeReasoning, o.IncludeInactive = roles, reasoning, inac
-			db, err := e.openRead()
+			db, err := e.openRead(ctx)
 			if err != nil {
 				return err
 			}

@@ -70,9 +70,9 @@ Examples:
 			}
 			var store sessiondb.Store
 			if readOnly {
-				store, err = e.openRead()
+				store, err = e.openRead(ctx)
 			} else {
-				store, err = e.openWrite(false)
+				store, err = e.openWrite(ctx, false)
 			}
 			if err != nil {
 				return err
@@ -136,11 +136,11 @@ func serveToken(file, addr string) (token string, generated bool, err error) {
 }
 
 func dbName(e *env) string {
-	p, err := e.path()
+	l, err := e.where()
 	if err != nil {
 		return "the database"
 	}
-	return p
+	return l.String()
 }
 
 // openBrowser opens url with the desktop's opener.

@@ -9,11 +9,15 @@ import (
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
+// maxMessageSizeEnv names the environment variable that bounds a message
+// the command writes.
+const maxMessageSizeEnv = sqlite.MaxMessageSizeEnv
+
 // maxMessageBytes is the largest message the command writes: the size in
 // $SESSIONDB_MAX_MESSAGE_SIZE, else sessiondb.DefaultMaxMessageBytes; -1
 // for "unlimited".
 func maxMessageBytes() (int64, error) {
-	v := strings.TrimSpace(os.Getenv(sqlite.MaxMessageSizeEnv))
+	v := strings.TrimSpace(os.Getenv(maxMessageSizeEnv))
 	if v == "" {
 		return sessiondb.DefaultMaxMessageBytes, nil
 	}
@@ -22,7 +26,7 @@ func maxMessageBytes() (int64, error) {
 	}
 	n, ok := parseSize(v)
 	if !ok || n <= 0 {
-		return 0, usagef("%s=%q: want a size such as 128MiB, 500K or 1048576 (bytes), or unlimited", sqlite.MaxMessageSizeEnv, v)
+		return 0, usagef("%s=%q: want a size such as 128MiB, 500K or 1048576 (bytes), or unlimited", maxMessageSizeEnv, v)
 	}
 	return n, nil
 }

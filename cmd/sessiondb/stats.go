@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sessiondb/sessiondb/sqlite"
+	"github.com/sessiondb/sessiondb"
 )
 
 func newStatsCommand() *command {
@@ -39,7 +39,7 @@ Examples:
 				return usagef("stats takes no arguments")
 			}
 			switch by {
-			case sqlite.ByTotal, sqlite.ByModel, sqlite.BySource, sqlite.ByDay:
+			case sessiondb.UsageByTotal, sessiondb.UsageByModel, sessiondb.UsageBySource, sessiondb.UsageByDay:
 			default:
 				return usagef("--by %q: want model, source or day", by)
 			}
@@ -50,12 +50,16 @@ Examples:
 					return err
 				}
 			}
-			db, err := e.openRead()
+			db, err := e.openRead(ctx)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			rows, err := db.UsageStats(ctx, by, cutoff)
+			u, ok := db.(sessiondb.UsageReporter)
+			if !ok {
+				return e.lacks("usage totals")
+			}
+			rows, err := u.UsageStats(ctx, by, cutoff)
 			if err != nil {
 				return err
 			}
@@ -65,7 +69,7 @@ Examples:
 			// Every column aligns right; the empty last one pads the
 			// numbers' column.
 			t := &table{}
-			head := map[string][]string{sqlite.ByModel: {"Model", "Provider", "Task"}, sqlite.BySource: {"Source"}, sqlite.ByDay: {"Day"}, sqlite.ByTotal: {""}}[by]
+			head := map[string][]string{sessiondb.UsageByModel: {"Model", "Provider", "Task"}, sessiondb.UsageBySource: {"Source"}, sessiondb.UsageByDay: {"Day"}, sessiondb.UsageByTotal: {""}}[by]
 			st := e.styles()
 			var hcells []cell
 			for _, h := range append(head, "Sessions", "Messages", "API calls", "Input", "Output", "Cache read", "Cache write", "Reasoning", "Est. $", "Actual $", "") {
@@ -75,9 +79,9 @@ Examples:
 			for _, r := range rows {
 				key := []string{r.Key}
 				switch by {
-				case sqlite.ByTotal:
+				case sessiondb.UsageByTotal:
 					key = []string{"total"}
-				case sqlite.ByModel:
+				case sessiondb.UsageByModel:
 					key = append(key, r.Provider, r.Task)
 				}
 				t.addText(append(key, fmt.Sprint(r.Sessions), fmt.Sprint(r.Messages), fmt.Sprint(r.APICalls),

@@ -85,13 +85,16 @@ func (o *syncOptions) run(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	// --db names the target when it is a URL, else the source.
+	// --db (or SESSIONDB_DB) names the target when it is a URL, else the
+	// source.
 	to, from := o.to, o.from
-	if to == "" && postgres.IsURL(e.dbPath) {
-		to = e.dbPath
-	}
-	if from == "" && !postgres.IsURL(e.dbPath) {
-		from = e.dbPath
+	if l, err := e.where(); err == nil && l.from != "" {
+		if to == "" && l.pg {
+			to = l.name
+		}
+		if from == "" && !l.pg {
+			from = l.name
+		}
 	}
 	if to == "" {
 		return usagef("missing --to URL (postgres://user:password@host/database)")
@@ -125,7 +128,7 @@ func (o *syncOptions) run(ctx context.Context, e *env, args []string) error {
 		}
 		origin = h
 	}
-	db, err := postgres.Open(ctx, to, postgres.Options{Origin: origin})
+	db, err := postgres.Open(ctx, to, postgres.Options{Origin: origin, ConnectTimeout: e.connectTimeout})
 	if err != nil {
 		return err
 	}
