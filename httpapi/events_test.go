@@ -127,9 +127,9 @@ func TestEventsFromAnotherProcess(t *testing.T) {
 func TestEventsResume(t *testing.T) {
 	f := newFixture(t, nil)
 	s := f.stream(t, "")
-	last := s.next(t, "ready").id
+	s.next(t, "ready")
 	servetest.AppendFromProcess(t, f.path, servetest.Docker, "one")
-	last = s.next(t, "message").id
+	last := s.next(t, "message").id
 	s.cancel()
 
 	var want []int64
