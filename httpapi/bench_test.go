@@ -116,16 +116,16 @@ func pct(ts []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// TestLoad: 64 clients (SESSIONDB_LOAD_CLIENTS) over HTTP (search, list,
+// BenchmarkLoad: 64 clients (SESSIONDB_LOAD_CLIENTS) over HTTP (search, list,
 // transcript pages, in turn, each sending its next request as soon as the
 // last is answered) for SESSIONDB_LOAD_SECONDS (default 30) while one writer appends
 // ten messages a second and an event stream follows. It asserts no error
 // and reports the latencies.
-func TestLoad(t *testing.T) {
-	db, path := benchDB(t)
+func BenchmarkLoad(b *testing.B) {
+	db, path := benchDB(b)
 	srv, err := httpapi.New(httpapi.Config{Store: db})
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -138,7 +138,7 @@ func TestLoad(t *testing.T) {
 	if s := os.Getenv("SESSIONDB_LOAD_CLIENTS"); s != "" {
 		clients, _ = strconv.Atoi(s)
 	}
-	paths := serverPaths(t, db)
+	paths := serverPaths(b, db)
 	order := []string{"search_word", "list_50", "messages", "search_cjk", "list", "messages_tail", "search_prefix", "search_phrase"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
 	defer cancel()
@@ -146,7 +146,7 @@ func TestLoad(t *testing.T) {
 	// the writer: another handle on the file, as Hermes would be
 	w, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	defer w.Close()
 	list, _, _ := db.ListSessions(ctx, sessiondb.ListOptions{Limit: 1})
@@ -220,11 +220,11 @@ func TestLoad(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d s, %d clients: %d requests (%.0f/s), %d errors, p50 %.2f ms, p99 %.2f ms, max %.2f ms; writer appended %d (%d errors); event stream %d lines",
+	b.Logf("%d s, %d clients: %d requests (%.0f/s), %d errors, p50 %.2f ms, p99 %.2f ms, max %.2f ms; writer appended %d (%d errors); event stream %d lines",
 		secs, clients, len(all), float64(len(all))/float64(secs), errs.Load(), ms(pct(all, 50)), ms(pct(all, 99)), ms(pct(all, 100)),
 		appended.Load(), writeErrs.Load(), events.Load())
 	if errs.Load() > 0 || writeErrs.Load() > 0 {
-		t.Errorf("%d request errors, %d write errors; first: %v", errs.Load(), writeErrs.Load(), firstErr.Load())
+		b.Errorf("%d request errors, %d write errors; first: %v", errs.Load(), writeErrs.Load(), firstErr.Load())
 	}
 }
 

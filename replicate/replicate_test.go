@@ -394,19 +394,28 @@ func TestInterruptedSyncConverges(t *testing.T) {
 	}
 }
 
-// TestHelperSync is the child process of TestKilledSyncConverges.
-func TestHelperSync(t *testing.T) {
-	from, url := os.Getenv("SYNC_HELPER_FROM"), os.Getenv("SYNC_HELPER_URL")
-	if from == "" {
-		t.Skip("helper process")
+// TestMain makes the test binary the child process of
+// TestKilledSyncConverges when SYNC_HELPER_FROM is set: it syncs that file
+// into SYNC_HELPER_URL and exits.
+func TestMain(m *testing.M) {
+	if from := os.Getenv("SYNC_HELPER_FROM"); from != "" {
+		os.Exit(helperSync(from, os.Getenv("SYNC_HELPER_URL")))
 	}
+	os.Exit(m.Run())
+}
+
+func helperSync(from, url string) int {
 	db, err := postgres.Open(context.Background(), url, postgres.Options{})
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
+	defer db.Close()
 	if _, err := replicate.Sync(context.Background(), from, db, replicate.Options{Origin: "h", Batch: 200}); err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
+	return 0
 }
 
 func TestKilledSyncConverges(t *testing.T) {
@@ -415,7 +424,7 @@ func TestKilledSyncConverges(t *testing.T) {
 	mustSync(t, src.path, want, replicate.Options{Origin: "h"})
 	db, url := MustOpenPG(t)
 	ctx := context.Background()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSync$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "SYNC_HELPER_FROM="+src.path, "SYNC_HELPER_URL="+url)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

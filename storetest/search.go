@@ -375,10 +375,10 @@ func testSearch(t *testing.T, s *suite) {
 
 	t.Run("match sets", func(t *testing.T) {
 		for _, tc := range searchCases {
+			if tc.rank && s.opts.RankOrderDiffers {
+				continue // the backend's rank order is documented to differ
+			}
 			t.Run(tc.name, func(t *testing.T) {
-				if tc.rank && s.opts.RankOrderDiffers {
-					t.Skip("the backend's rank order is documented to differ")
-				}
 				hits := c.on(t).search(tc.q, tc.o)
 				got := c.hitNames(hits)
 				want := tc.want

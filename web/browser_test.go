@@ -50,7 +50,7 @@ func newPage(t *testing.T) *page {
 }
 
 // servePage serves db and starts Chromium.
-func servePage(t *testing.T, db *sqlite.DB, path string, change ...func(*httpapi.Config)) *page {
+func servePage(t testing.TB, db *sqlite.DB, path string, change ...func(*httpapi.Config)) *page {
 	t.Helper()
 	chromium := testenv.Program(t, "chromium", "to test the web page in a real browser")
 	cfg := httpapi.Config{Store: db, Assets: web.FS(), PollInterval: 100 * time.Millisecond}
@@ -113,7 +113,7 @@ func shootFailure(t *testing.T, ctx context.Context) {
 	}
 }
 
-func (p *page) do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+func (p *page) do(t testing.TB, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatal(err)
@@ -121,14 +121,14 @@ func (p *page) do(t *testing.T, ctx context.Context, steps ...chromedp.Action[ch
 }
 
 // wait polls a JavaScript condition in the page until it is true.
-func wait(t *testing.T, ctx context.Context, what, cond string) {
+func wait(t testing.TB, ctx context.Context, what, cond string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		t.Fatalf("waiting for %s (%s): %v", what, cond, err)
 	}
 }
 
-func eval[T any](t *testing.T, ctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
+func eval[T any](t testing.TB, ctx context.Context, expr string, opts ...chromedp.EvaluateOption) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
@@ -451,32 +451,32 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-// TestFirstRenderBench reports how long the list takes to first render on
+// BenchmarkFirstRender reports how long the list takes to first render on
 // a copy of the 100k-message bench database named by SESSIONDB_BENCH_DB;
 // it skips without it and asserts no time.
-func TestFirstRenderBench(t *testing.T) {
+func BenchmarkFirstRender(b *testing.B) {
 	src := os.Getenv("SESSIONDB_BENCH_DB")
 	if src == "" {
-		t.Skip("SESSIONDB_BENCH_DB is not set")
+		b.Skip("SESSIONDB_BENCH_DB is not set")
 	}
-	path := servetest.CopyDB(t, src)
+	path := servetest.CopyDB(b, src)
 	db, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	p := servePage(t, db, path)
+	b.Cleanup(func() { db.Close() })
+	p := servePage(b, db, path)
 	var times []float64
 	for range 5 {
 		ctx, cancel := chromedp.NewContext(p.browser) // one tab at a time: an open tab holds its event stream
-		p.do(t, ctx, chromedp.EmulateViewport(1280, 800))
-		p.do(t, ctx, chromedp.Navigate(p.url+"/"))
-		wait(t, ctx, "rows", `performance.getEntriesByName('list-rendered').length > 0`)
-		times = append(times, eval[float64](t, ctx, `performance.getEntriesByName('list-rendered')[0].startTime`))
+		p.do(b, ctx, chromedp.EmulateViewport(1280, 800))
+		p.do(b, ctx, chromedp.Navigate(p.url+"/"))
+		wait(b, ctx, "rows", `performance.getEntriesByName('list-rendered').length > 0`)
+		times = append(times, eval[float64](b, ctx, `performance.getEntriesByName('list-rendered')[0].startTime`))
 		if len(times) == 5 {
-			t.Logf("the last load: %s", eval[string](t, ctx, `performance.getEntriesByType('resource').map(e => e.name.replace(location.origin, '') + ' ' + Math.round(e.startTime) + '–' + Math.round(e.responseEnd)).join(', ')`))
+			b.Logf("the last load: %s", eval[string](b, ctx, `performance.getEntriesByType('resource').map(e => e.name.replace(location.origin, '') + ' ' + Math.round(e.startTime) + '–' + Math.round(e.responseEnd)).join(', ')`))
 		}
 		cancel()
 	}
-	t.Logf("first render of the list on %s, ms after navigation start, 5 loads: %.0f", src, times)
+	b.Logf("first render of the list on %s, ms after navigation start, 5 loads: %.0f", src, times)
 }

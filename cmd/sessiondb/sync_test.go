@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,18 +77,6 @@ func TestSyncErrorsAreOneLine(t *testing.T) {
 	}
 }
 
-// TestSyncHelperProcess is the child of TestSyncKilledAndRunAgain: it runs
-// the command line in SYNC_HELPER_ARGS.
-func TestSyncHelperProcess(t *testing.T) {
-	args := os.Getenv("SYNC_HELPER_ARGS")
-	if args == "" {
-		t.Skip("helper process")
-	}
-	if code := Run(context.Background(), strings.Split(args, "\x1f"), strings.NewReader(""), io.Discard, os.Stderr); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-}
-
 // pgContents is a digest of every table sync writes, in a fixed order,
 // without PostgreSQL's own ids and the sync times.
 func pgContents(t *testing.T, url string) string {
@@ -144,8 +131,9 @@ func TestSyncKilledAndRunAgain(t *testing.T) {
 	mustCLI(t, src, "sync", "--to", want, "--origin", "h", "--batch", "500")
 
 	url := testenv.Postgres(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSyncHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "SYNC_HELPER_ARGS="+strings.Join([]string{"sync", "--from", src, "--to", url, "--origin", "h", "--batch", "500"}, "\x1f"))
+	// The test binary stands in for sessiondb (TestMain, benchWorkerEnv).
+	cmd := exec.Command(os.Args[0], "sync", "--from", src, "--to", url, "--origin", "h", "--batch", "500")
+	cmd.Env = append(os.Environ(), benchWorkerEnv+"=1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
