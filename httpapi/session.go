@@ -162,25 +162,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	types := map[string]string{"md": "text/markdown; charset=utf-8", "jsonl": "application/x-ndjson", "json": "application/json"}
 	w.Header().Set("Content-Type", types[format])
 	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFileName(sess.ID)+`.`+format+`"`)
-	var msgs export.Messages = func(yield func(*sessiondb.Message, error) bool) {
-		var after int64
-		for {
-			page, err := s.cfg.Store.Messages(ctx, sess.ID, sessiondb.MessageFilter{AfterID: after, Limit: 500})
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, m := range page {
-				if !yield(m, nil) {
-					return
-				}
-				after = m.ID
-			}
-			if len(page) < 500 {
-				return
-			}
-		}
-	}
+	msgs := export.Messages(sessiondb.MessagePages(ctx, s.cfg.Store.Messages, sess.ID, 500))
 	// Headers are gone once the body starts: a failure part way ends the
 	// download early, which the client sees as a truncated file.
 	if err := enc.Encode(&export.Item{Session: sess, Messages: msgs}); err == nil {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,15 +56,6 @@ func (db *DB) searchErr(ctx context.Context, start time.Time, op string, err err
 		return sessiondb.SearchTimeout(ctx, start, op)
 	}
 	return db.mapErr(op, err)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // searchIndex is one of the three FTS5 indexes as PostgreSQL holds it.
@@ -122,7 +114,7 @@ type searcher struct {
 }
 
 func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
-	if s.o.IncludeReasoning || contains(s.o.Roles, sessiondb.RoleTool) {
+	if s.o.IncludeReasoning || slices.Contains(s.o.Roles, sessiondb.RoleTool) {
 		return s.likeBoolean(ctx, q)
 	}
 	cjk := sessiondb.ContainsCJK(q)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,15 +73,6 @@ func (db *DB) searchErr(ctx context.Context, start time.Time, op string, err err
 	return sessiondb.SearchTimeout(ctx, start, op)
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // searcher carries one search's options and the index state it read.
 type searcher struct {
 	db *DB
@@ -93,7 +85,7 @@ type searcher struct {
 }
 
 func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
-	if s.o.IncludeReasoning || contains(s.o.Roles, sessiondb.RoleTool) {
+	if s.o.IncludeReasoning || slices.Contains(s.o.Roles, sessiondb.RoleTool) {
 		return s.likeBoolean(ctx, q)
 	}
 	if err := s.readState(ctx); err != nil {
