@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -61,22 +60,13 @@ func byLocalDay(rows []sessiondb.UsageRow) []sessiondb.UsageRow {
 		if _, err := fmt.Sscan(r.Key, &sec); err != nil {
 			continue
 		}
-		day := time.Unix(0, int64(sec*1e9)).Local().Format("2006-01-02")
+		day := localDay(sec)
 		d := days[day]
 		if d == nil {
 			d = &sessiondb.UsageRow{Key: day}
 			days[day] = d
 		}
-		d.Sessions += r.Sessions
-		d.Messages += r.Messages
-		d.APICalls += r.APICalls
-		d.InputTokens += r.InputTokens
-		d.OutputTokens += r.OutputTokens
-		d.CacheReadTokens += r.CacheReadTokens
-		d.CacheWriteTokens += r.CacheWriteTokens
-		d.ReasoningTokens += r.ReasoningTokens
-		d.EstimatedCostUSD += r.EstimatedCostUSD
-		d.ActualCostUSD += r.ActualCostUSD
+		addUsage(d, r)
 	}
 	out := make([]sessiondb.UsageRow, 0, len(days))
 	for _, d := range days {

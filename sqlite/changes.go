@@ -9,13 +9,8 @@ import (
 )
 
 // RecentWindow is how many of the most recently active sessions Changes
-// returns on every call, so that a caller can notice a change to a session
-// row that no new message or new session reveals (a title, an end, a pin
-// written by another process) without reading the whole table.
-const RecentWindow = 50
-
-// changePreviewChars is how much of a message's text Changes returns.
-const changePreviewChars = 200
+// returns on every call (sessiondb.ChangeWindow).
+const RecentWindow = sessiondb.ChangeWindow
 
 // watchConn is the one read connection PRAGMA data_version is asked on:
 // the value only means something compared with an earlier value of the same
@@ -95,7 +90,7 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 	rows, err := tx.QueryContext(ctx, `SELECT id, session_id, role, timestamp, tool_name,
 		CASE WHEN substr(CAST(content AS BLOB), 1, 6) = x'006a736f6e3a' THEN content
 		ELSE CAST(substr(CAST(content AS BLOB), 1, ?) AS TEXT) END
-		FROM messages WHERE id > ? ORDER BY id LIMIT ?`, 4*changePreviewChars, afterMessageID, limit)
+		FROM messages WHERE id > ? ORDER BY id LIMIT ?`, 4*sessiondb.ChangePreviewChars, afterMessageID, limit)
 	if err != nil {
 		return nil, nil, 0, db.mapErr("changes", err)
 	}
@@ -116,11 +111,7 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 			return nil, nil, 0, db.mapErr("changes", err)
 		}
 		if content.Valid {
-			text := sessiondb.ContentText(sessiondb.DecodeContent(&content.String))
-			if r := []rune(sessiondb.ScrubText(text)); len(r) > changePreviewChars {
-				text = string(r[:changePreviewChars])
-			}
-			m.Content = text
+			m.Content = sessiondb.ChangePreview(content.String)
 		}
 		m.Active = true
 		msgs = append(msgs, &m)
