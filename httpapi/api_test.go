@@ -191,8 +191,16 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 
 func mustString(v any) string { b, _ := json.Marshal(v); return string(b) }
 
-func TestLineageStatsExport(t *testing.T) {
-	f := newFixture(t, nil)
+// TestLineageStatsExport reads the lineage, the statistics (the charts'
+// per-day, per-model totals included) and an export, on either backend.
+func TestLineageStatsExport(t *testing.T) { backends(t, testLineageStatsExport) }
+
+func testLineageStatsExport(t *testing.T, f *fixture) {
+	var info map[string]bool
+	f.get(t, "/api/v1/info", &info)
+	if !info["events"] || !info["stats"] || !info["stats_day_model"] {
+		t.Errorf("info = %v: the store should report events and usage per day and model", info)
+	}
 	var n sessiondb.LineageNode
 	f.get(t, "/api/v1/sessions/"+servetest.Tip+"/lineage", &n)
 	if n.ID != servetest.Root || len(n.Children) != 2 {

@@ -84,9 +84,11 @@ func (s *sse) next(t *testing.T, typ string) sseEvent {
 }
 
 // TestEventsFromAnotherProcess: a message another process writes reaches
-// the stream as a "message" event and its session as a "session" event.
-func TestEventsFromAnotherProcess(t *testing.T) {
-	f := newFixture(t, nil)
+// the stream as a "message" event and its session as a "session" event,
+// on either backend.
+func TestEventsFromAnotherProcess(t *testing.T) { backends(t, testEventsFromAnotherProcess) }
+
+func testEventsFromAnotherProcess(t *testing.T, f *fixture) {
 	s := f.stream(t, "")
 	ready := s.next(t, "ready")
 	if ready.id == "" {
@@ -123,9 +125,10 @@ func TestEventsFromAnotherProcess(t *testing.T) {
 }
 
 // TestEventsResume: a client that reconnects with Last-Event-ID gets every
-// message written while it was away, once, in order.
-func TestEventsResume(t *testing.T) {
-	f := newFixture(t, nil)
+// message written while it was away, once, in order, on either backend.
+func TestEventsResume(t *testing.T) { backends(t, testEventsResume) }
+
+func testEventsResume(t *testing.T, f *fixture) {
 	s := f.stream(t, "")
 	s.next(t, "ready")
 	servetest.AppendFromProcess(t, f.path, servetest.Docker, "one")
@@ -134,13 +137,13 @@ func TestEventsResume(t *testing.T) {
 
 	var want []int64
 	for _, text := range []string{"two", "three", "four"} {
-		id, err := f.db.AppendMessage(t.Context(), sessiondb.NewMessage{SessionID: servetest.Project, Role: "user", Content: text})
+		id, err := f.store.AppendMessage(t.Context(), sessiondb.NewMessage{SessionID: servetest.Project, Role: "user", Content: text})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, id)
 	}
-	id, err := f.db.CreateSession(t.Context(), sessiondb.NewSession{ID: "20260510_000000_abcdef", Source: "cli"})
+	id, err := f.store.CreateSession(t.Context(), sessiondb.NewSession{ID: "20260510_000000_abcdef", Source: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,17 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/httpapi"
 	"github.com/sessiondb/sessiondb/internal/servetest"
+	"github.com/sessiondb/sessiondb/internal/testenv"
+	"github.com/sessiondb/sessiondb/postgres"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 // fixture is a seeded store behind a test server.
 type fixture struct {
-	db   *sqlite.DB
-	path string
-	srv  *httpapi.Server
-	ts   *httptest.Server
+	db    *sqlite.DB      // the SQLite store; nil on PostgreSQL
+	store sessiondb.Store // the store, on either backend
+	path  string          // the file, or the postgres:// URL
+	srv   *httpapi.Server
+	ts    *httptest.Server
 }
 
 // newFixture seeds a database and serves it; change adjusts the config.
@@ -32,8 +37,29 @@ func newFixture(tb testing.TB, change func(*httpapi.Config)) *fixture {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	servetest.Seed(tb, db)
-	cfg := httpapi.Config{Store: db, PollInterval: 20 * time.Millisecond}
+	f := serveFixture(tb, db, path, change)
+	f.db = db
+	return f
+}
+
+// newPostgresFixture is newFixture on a fresh PostgreSQL database; it
+// skips without one (testenv.Postgres).
+func newPostgresFixture(tb testing.TB, change func(*httpapi.Config)) *fixture {
+	tb.Helper()
+	url := testenv.Postgres(tb)
+	db, err := postgres.Open(context.Background(), url, postgres.Options{Now: func() time.Time { return servetest.Base }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return serveFixture(tb, db, url, change)
+}
+
+// serveFixture seeds store and serves it; change adjusts the config.
+func serveFixture(tb testing.TB, store sessiondb.Store, path string, change func(*httpapi.Config)) *fixture {
+	tb.Helper()
+	servetest.Seed(tb, store)
+	cfg := httpapi.Config{Store: store, PollInterval: 20 * time.Millisecond}
 	if change != nil {
 		change(&cfg)
 	}
@@ -46,7 +72,13 @@ func newFixture(tb testing.TB, change func(*httpapi.Config)) *fixture {
 		srv.Close(tb.Context())
 		ts.Close()
 	})
-	return &fixture{db: db, path: path, srv: srv, ts: ts}
+	return &fixture{store: store, path: path, srv: srv, ts: ts}
+}
+
+// backends runs test on a SQLite and on a PostgreSQL fixture.
+func backends(t *testing.T, test func(t *testing.T, f *fixture)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, newFixture(t, nil)) })
+	t.Run("postgres", func(t *testing.T) { test(t, newPostgresFixture(t, nil)) })
 }
 
 // do sends one request and returns the status and the body.

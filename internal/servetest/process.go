@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/postgres"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -29,7 +30,13 @@ func Main(m *testing.M) {
 }
 
 func appendOne(path string) error {
-	db, err := sqlite.Open(path, sqlite.Options{NoCreate: true})
+	var db sessiondb.Store
+	var err error
+	if postgres.IsURL(path) {
+		db, err = postgres.Open(context.Background(), path, postgres.Options{})
+	} else {
+		db, err = sqlite.Open(path, sqlite.Options{NoCreate: true})
+	}
 	if err != nil {
 		return err
 	}
@@ -40,7 +47,7 @@ func appendOne(path string) error {
 }
 
 // AppendFromProcess appends an assistant message to session in the
-// database at path from another process (this test binary run again), as
+// database at path (a SQLite file or a postgres:// URL) from another process (this test binary run again), as
 // Hermes writes while the server runs.
 func AppendFromProcess(tb testing.TB, path, session, text string) {
 	tb.Helper()
