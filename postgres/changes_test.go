@@ -439,3 +439,34 @@ func compareDaily(t *testing.T, lite, pg dailyReporter, since float64, minDays i
 		}
 	}
 }
+
+// BenchmarkChangeFeedIdle measures what the event stream's poll costs
+// while nothing is written: DataVersion alone, and a Changes call that
+// finds nothing new (50 sessions in the recent window).
+func BenchmarkChangeFeedIdle(b *testing.B) {
+	db := MustOpen(b)
+	ctx := context.Background()
+	for i := range 60 {
+		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: fmt.Sprintf("s%02d", i), Source: "cli"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	last, seq, err := db.ChangeHead(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("DataVersion", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := db.DataVersion(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Changes", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, _, err := db.Changes(ctx, last, seq, 500); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
