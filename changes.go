@@ -23,3 +23,21 @@ func ChangePreview(stored string) string {
 	}
 	return text
 }
+
+// ChangedSessions collects the ids of the sessions a change feed reports:
+// each once, in the order first added.
+type ChangedSessions struct {
+	IDs  []string
+	seen map[string]bool
+}
+
+// Add adds id unless it is there already.
+func (c *ChangedSessions) Add(id string) {
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if !c.seen[id] {
+		c.seen[id] = true
+		c.IDs = append(c.IDs, id)
+	}
+}

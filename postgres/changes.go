@@ -97,14 +97,8 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		if err != nil {
 			return err
 		}
-		want := map[string]bool{}
-		var ids []string
-		add := func(id string) {
-			if !want[id] {
-				want[id] = true
-				ids = append(ids, id)
-			}
-		}
+		var changed sessiondb.ChangedSessions
+		add := changed.Add
 		var m sessiondb.Message
 		var content *string
 		_, err = pgx.ForEachRow(rows, []any{&m.ID, &m.SessionID, &m.Role, &m.Timestamp, &m.ToolName, &content}, func() error {
@@ -149,8 +143,8 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		if err != nil {
 			return err
 		}
-		keys := make([]string, len(ids))
-		for i, id := range ids {
+		keys := make([]string, len(changed.IDs))
+		for i, id := range changed.IDs {
 			keys[i] = toPG(id)
 		}
 		rows, err = tx.Query(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = ANY($1)", keys)
@@ -169,8 +163,8 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		out = make([]*sessiondb.Session, 0, len(ids))
-		for _, id := range ids {
+		out = make([]*sessiondb.Session, 0, len(changed.IDs))
+		for _, id := range changed.IDs {
 			if s := byID[id]; s != nil { // absent: deleted since its message was written
 				out = append(out, s)
 			}

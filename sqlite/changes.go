@@ -95,14 +95,8 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		return nil, nil, 0, db.mapErr("changes", err)
 	}
 	var msgs []*sessiondb.Message
-	want := map[string]bool{}
-	var ids []string
-	add := func(id string) {
-		if !want[id] {
-			want[id] = true
-			ids = append(ids, id)
-		}
-	}
+	var changed sessiondb.ChangedSessions
+	add := changed.Add
 	for rows.Next() {
 		var m sessiondb.Message
 		var content sql.NullString
@@ -146,8 +140,8 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		ORDER BY COALESCE(last_activity_at, started_at) DESC, started_at DESC LIMIT ?`, RecentWindow); err != nil {
 		return nil, nil, 0, db.mapErr("changes", err)
 	}
-	out := make([]*sessiondb.Session, 0, len(ids))
-	for _, id := range ids {
+	out := make([]*sessiondb.Session, 0, len(changed.IDs))
+	for _, id := range changed.IDs {
 		s, err := scanSession(tx.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = ?", id))
 		if err == sql.ErrNoRows {
 			continue // deleted since its message was written
