@@ -470,3 +470,124 @@ func BenchmarkChangeFeedIdle(b *testing.B) {
 		}
 	})
 }
+
+// TestChangesClaimAfterRolledBackSavepoint: a transaction whose claim was
+// made in a savepoint it rolled back (as sync's COPY falls back to an
+// upsert) claims again before its next insert, so a message committed
+// meanwhile still waits for it.
+func TestChangesClaimAfterRolledBackSavepoint(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	for _, id := range []string{"s", "t"} {
+		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newFeedReader(t, db)
+	tx, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	for _, q := range []string{"SAVEPOINT a", "INSERT INTO messages (session_id, role, timestamp) VALUES ('s', 'user', 1)", "ROLLBACK TO SAVEPOINT a"} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := rawInsert(t, tx, "s", "kept")
+	y, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "t", Role: "user", Content: "meanwhile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.read(t); len(got) != 0 {
+		t.Fatalf("reported %v while message %d is uncommitted", msgIDs(got), x)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.read(t); !slices.Equal(msgIDs(got), []int64{x, y}) {
+		t.Fatalf("after the commit: %v, want [%d %d]", msgIDs(got), x, y)
+	}
+}
+
+// TestWritePathsDrawIDsAfterTheirClaim guards the feed's invariant on every
+// write path of the package and of sync: each message id and session
+// feed_seq is drawn after its transaction claimed (above the claim). A
+// trigger of the test's own checks each inserted row against the claims
+// its connection holds.
+func TestWritePathsDrawIDsAfterTheirClaim(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	if _, err := db.Pool().Exec(ctx, `CREATE FUNCTION test_check_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+		DECLARE
+			c bigint;
+			v bigint;
+		BEGIN
+			IF TG_TABLE_NAME = 'messages' THEN
+				v := NEW.id;
+			ELSE
+				v := NEW.feed_seq;
+			END IF;
+			SELECT min(last_id) INTO c FROM sessiondb_feed_claims() f
+				JOIN pg_locks l ON l.virtualtransaction = f.holder WHERE l.pid = pg_backend_pid();
+			IF c IS NULL OR v <= c THEN
+				RAISE EXCEPTION '% row % drawn at or below its transaction''s claim %', TG_TABLE_NAME, v, c;
+			END IF;
+			RETURN NULL;
+		END $$;
+		CREATE TRIGGER test_check_claim AFTER INSERT ON messages FOR EACH ROW EXECUTE FUNCTION test_check_claim();
+		CREATE TRIGGER test_check_claim AFTER INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION test_check_claim();`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendMessages(ctx, "s", []sessiondb.NewMessage{{Role: "user", Content: "a"}, {Role: "assistant", Content: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendBatch(ctx, []sessiondb.NewMessage{{SessionID: "s", Role: "user", Content: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	path := servetest.CopyDB(t, testenv.Shared("fixtures", "hermes-v23.db"))
+	for range 2 { // the first copy (COPY), then a pass over a changed source (upserts)
+		if _, err := replicate.Sync(ctx, path, db, replicate.Options{Origin: "host-a", Batch: 100}); err != nil {
+			t.Fatal(err)
+		}
+		lite, err := sqlite.Open(path, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, _, err := lite.ListSessions(ctx, sessiondb.ListOptions{Limit: 3})
+		if err == nil {
+			_, err = lite.AppendMessage(ctx, sessiondb.NewMessage{SessionID: list[0].ID, Role: "user", Content: "later"})
+		}
+		if err == nil {
+			_, err = lite.CreateSession(ctx, sessiondb.NewSession{ID: "20261203_000000_abcdef", Source: "cli"})
+		}
+		lite.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := db.Pool().QueryRow(ctx, "SELECT count(*) FROM messages").Scan(&n); err != nil || n < 650 {
+		t.Fatalf("%d messages (%v)", n, err)
+	}
+}
+
+// TestMessageSequenceHasNoCache: a per-connection cache of ids would hand
+// out ids below other connections' claims (DESIGN.md, "Change feed").
+func TestMessageSequenceHasNoCache(t *testing.T) {
+	db := MustOpen(t)
+	var cache int64
+	if err := db.Pool().QueryRow(context.Background(), `SELECT cache_size FROM pg_sequences
+		WHERE schemaname = current_schema() AND sequencename = 'messages_id_seq'`).Scan(&cache); err != nil {
+		t.Fatal(err)
+	}
+	if cache != 1 {
+		t.Fatalf("messages_id_seq caches %d ids per connection; the change feed needs 1", cache)
+	}
+}
