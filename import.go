@@ -231,7 +231,14 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 	for item := 1; dec.More(); item++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			pos := inputPos{line: lc.lineAt(dec.InputOffset()), item: item}
+			// A syntax error knows where it is; any other (the input
+			// ends early) is placed after the last value read.
+			off := dec.InputOffset()
+			var se *json.SyntaxError
+			if errors.As(err, &se) && se.Offset > off {
+				off = se.Offset - 1
+			}
+			pos := inputPos{line: lc.lineAt(off), item: item}
 			st.fail(pos, "", fmt.Errorf("not valid JSON: %v", err))
 			return Errorf(EINVALID, "import: line %d: the input is not valid JSON (%v); the objects before it were imported", pos.line, err)
 		}
