@@ -30,7 +30,8 @@ import (
 // appends and syncs wait for one session's import, reads never do.
 // Imported rows get the store's origin (Options.Origin).
 func (db *DB) ImportSessions(ctx context.Context, r io.Reader, o sessiondb.ImportOptions) (*sessiondb.ImportReport, error) {
-	return sessiondb.RunImport(ctx, r, o, db.prepareOptions(), pgImport{db})
+	rep, err := sessiondb.RunImport(ctx, r, o, db.prepareOptions(), pgImport{db})
+	return rep, db.mapErr("import", err) // a dry run's reads are not mapped by write
 }
 
 // pgImport is the PostgreSQL side of an import (sessiondb.ImportBackend).
