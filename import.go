@@ -48,10 +48,22 @@ type ImportBackend interface {
 	// LinkImported links children to parents imported after them, in one
 	// transaction, with LinkParents, and returns the links it could not make.
 	LinkImported(ctx context.Context, links []ImportLink) ([]ImportLink, error)
-	// ImportObjectError reports whether err concerns the session being
-	// imported (bad or clashing data: the import reports it and goes on)
-	// rather than the store (the import stops).
-	ImportObjectError(err error) bool
+	// ImportStoreFault reports whether err, whose code (EINVALID,
+	// ECONFLICT, ENOTFOUND) blames the session being imported, was in
+	// fact caused by the store (a file it cannot write, say): the import
+	// then stops instead of reporting the session and going on.
+	ImportStoreFault(err error) bool
+}
+
+// importObjectError reports whether err concerns the session being
+// imported (bad or clashing data: the import reports it and goes on)
+// rather than the store (the import stops).
+func importObjectError(b ImportBackend, err error) bool {
+	switch ErrorCode(err) {
+	case EINVALID, ECONFLICT, ENOTFOUND:
+		return !b.ImportStoreFault(err)
+	}
+	return false
 }
 
 // ImportLookup is what DecideImport and LinkParents read of a store: in a
@@ -385,7 +397,7 @@ func (st *importState) session(ctx context.Context, obj *importObject, size int,
 		res, err = st.b.WriteImport(ctx, p, st.o)
 	}
 	if err != nil {
-		if st.b.ImportObjectError(err) {
+		if importObjectError(st.b, err) {
 			st.fail(pos, p.ID, err)
 			return nil
 		}
@@ -714,29 +726,58 @@ func ChooseMessageIDs(ms []ImportedMessage, next int64, taken map[int64]bool) (i
 	return ids, largest, renumbered
 }
 
-// ImportColumn is one sessions column an import writes. Val is nil (NULL),
-// a string (scrubbed), an int64 or a float64. Runtime columns hold live
-// state (routing, activity, handoff, back-off, caches); Reset is what a new
-// session gets instead unless ImportOptions.KeepRuntimeState is set, and a
-// replaced session keeps its own.
-type ImportColumn struct {
-	Name    string
-	Val     any
-	Runtime bool
-	Reset   any
+// SessionRow returns the sessions columns, id aside, and their values that
+// a backend writes for p once DecideImport chose d (an insert or a
+// replace): the system prompt stored through storePrompt (which returns
+// its hash; the legacy inline system_prompt is always NULL), the parent
+// unless it was detached, and the runtime state as o says (see
+// ImportOptions.KeepRuntimeState): a new session gets the reset values, a
+// replaced one keeps its own (the columns are left out). A value is nil
+// (NULL), a string (scrubbed to valid UTF-8), an int64 or a float64.
+func (p *ImportPlan) SessionRow(d ImportDecision, o ImportOptions, storePrompt func(prompt string) (hash string, err error)) (names []string, vals []any, err error) {
+	var hash, parent any
+	if s := p.Session.SystemPrompt; s != nil && *s != "" {
+		h, err := storePrompt(*s)
+		if err != nil {
+			return nil, nil, err
+		}
+		hash = h
+	}
+	if p.Parent != "" && d.DetachedFrom == "" {
+		parent = p.Parent
+	}
+	for _, c := range p.columns(hash, parent) {
+		switch {
+		case o.KeepRuntimeState || !c.runtime:
+			vals = append(vals, c.val)
+		case d.Outcome == ImportReplace:
+			continue // a replaced session keeps its own runtime state
+		default:
+			vals = append(vals, c.reset)
+		}
+		names = append(names, c.name)
+	}
+	return names, vals, nil
 }
 
-// Columns lists every sessions column an import writes, id aside, with
-// the system prompt's hash (nil: none) and the parent to store (nil:
-// none). The legacy inline system_prompt is always NULL: the prompt is
-// stored by hash.
-func (p *ImportPlan) Columns(hash, parent any) []ImportColumn {
+// importColumn is one sessions column an import writes. Runtime columns
+// hold live state (routing, activity, handoff, back-off, caches); reset is
+// what a new session gets instead unless KeepRuntimeState is set.
+type importColumn struct {
+	name    string
+	val     any
+	runtime bool
+	reset   any
+}
+
+// columns lists every sessions column an import writes, id aside.
+func (p *ImportPlan) columns(hash, parent any) []importColumn {
 	s := p.Session
-	c := func(name string, v any) ImportColumn { return ImportColumn{Name: name, Val: v} }
-	rt := func(name string, v, reset any) ImportColumn {
-		return ImportColumn{Name: name, Val: v, Runtime: true, Reset: reset}
+	c := func(name string, v any) importColumn { return importColumn{name: name, val: v} }
+	rt := func(name string, v, reset any) importColumn {
+		return importColumn{name: name, val: v, runtime: true, reset: reset}
 	}
-	return []ImportColumn{
+	return []importColumn{
 		c("source", ScrubText(s.Source)),
 		c("created_source", importText(s.CreatedSource)),
 		c("user_id", importText(s.UserID)),
@@ -799,24 +840,6 @@ func (p *ImportPlan) Columns(hash, parent any) []ImportColumn {
 		c("last_read_at", importValue(s.LastReadAt)),
 		rt("tool_names", importText(s.ToolNames), nil),
 	}
-}
-
-// ImportRow splits the columns of p (Columns) into the names and values a
-// backend's INSERT (replace false: runtime columns reset unless keep) or
-// UPDATE (replace true: runtime columns left out unless keep) writes.
-func ImportRow(cols []ImportColumn, replace, keep bool) (names []string, vals []any) {
-	for _, c := range cols {
-		switch {
-		case keep || !c.Runtime:
-			vals = append(vals, c.Val)
-		case replace:
-			continue // a replaced session keeps its own runtime state
-		default:
-			vals = append(vals, c.Reset)
-		}
-		names = append(names, c.Name)
-	}
-	return names, vals
 }
 
 // importText is a nullable text column as valid UTF-8; "" stays "".

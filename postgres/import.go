@@ -59,20 +59,11 @@ func (b pgImport) LinkImported(ctx context.Context, links []sessiondb.ImportLink
 	return orphans, err
 }
 
-// ImportObjectError reports whether err concerns the session being
-// imported (bad or clashing data: importRefused, or the shared checks)
-// rather than the database, so the import can go on with the next one.
-func (pgImport) ImportObjectError(err error) bool {
-	var de *sessiondb.Error
-	if !errors.As(err, &de) {
-		return false
-	}
-	switch de.Code {
-	case sessiondb.EINVALID, sessiondb.ECONFLICT, sessiondb.ENOTFOUND:
-		var pe *pgconn.PgError
-		return !errors.As(err, &pe) || refusedClass(pe.Code)
-	}
-	return false
+// ImportStoreFault reports an error of PostgreSQL other than a refused
+// row (importRefused).
+func (pgImport) ImportStoreFault(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && !refusedClass(pe.Code)
 }
 
 // refusedClass reports a PostgreSQL error by which a row was refused for
@@ -195,20 +186,11 @@ func (db *DB) importTx(ctx context.Context, tx pgx.Tx, p *sessiondb.ImportPlan, 
 	if err != nil || res.Outcome == sessiondb.ImportSkip {
 		return res, err
 	}
-	var hash any
-	if p.Session.SystemPrompt != nil && *p.Session.SystemPrompt != "" {
-		h, err := storePrompt(ctx, tx, *p.Session.SystemPrompt)
-		if err != nil {
-			return res, err
-		}
-		hash = h
-	}
-	var parent any
-	if p.Parent != "" && res.DetachedFrom == "" {
-		parent = p.Parent
+	names, vals, err := p.SessionRow(res, o, func(prompt string) (string, error) { return storePrompt(ctx, tx, prompt) })
+	if err != nil {
+		return res, err
 	}
 	replace := res.Outcome == sessiondb.ImportReplace
-	names, vals := sessiondb.ImportRow(p.Columns(hash, parent), replace, o.KeepRuntimeState)
 	for i, v := range vals {
 		if s, ok := v.(string); ok {
 			vals[i] = toPG(s)

@@ -304,21 +304,11 @@ func (b sqliteImport) LinkImported(ctx context.Context, links []sessiondb.Import
 	return orphans, err
 }
 
-// ImportObjectError reports whether err concerns the session being
-// imported (bad or clashing data) rather than the database, so the import
-// can go on with the next session.
-func (sqliteImport) ImportObjectError(err error) bool {
-	var de *sessiondb.Error
-	if !errors.As(err, &de) {
-		return false
-	}
-	switch de.Code {
-	case sessiondb.EINVALID, sessiondb.ECONFLICT, sessiondb.ENOTFOUND:
-		// A file the database cannot write is not the session's fault.
-		var se sqlite3.Error
-		return !errors.As(err, &se) || se.Code == sqlite3.ErrConstraint || se.Code == sqlite3.ErrMismatch || se.Code == sqlite3.ErrTooBig
-	}
-	return false
+// ImportStoreFault reports an error of SQLite other than a refused row
+// (a file the database cannot write is not the session's fault).
+func (sqliteImport) ImportStoreFault(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code != sqlite3.ErrConstraint && se.Code != sqlite3.ErrMismatch && se.Code != sqlite3.ErrTooBig
 }
 
 // importRefused turns an error by which SQLite refused a row of session id
@@ -513,20 +503,11 @@ func importTx(ctx context.Context, tx *sql.Tx, p *sessiondb.ImportPlan, rows []i
 	if err != nil || res.Outcome == sessiondb.ImportSkip {
 		return res, err
 	}
-	var hash any
-	if p.Session.SystemPrompt != nil && *p.Session.SystemPrompt != "" {
-		h, err := storePrompt(ctx, tx, *p.Session.SystemPrompt)
-		if err != nil {
-			return res, err
-		}
-		hash = h
-	}
-	var parent any
-	if p.Parent != "" && res.DetachedFrom == "" {
-		parent = p.Parent
+	names, args, err := p.SessionRow(res, o, func(prompt string) (string, error) { return storePrompt(ctx, tx, prompt) })
+	if err != nil {
+		return res, err
 	}
 	replace := res.Outcome == sessiondb.ImportReplace
-	names, args := sessiondb.ImportRow(p.Columns(hash, parent), replace, o.KeepRuntimeState)
 	if replace {
 		// Messages go first, while the row still has its old source and
 		// model_config: the FTS delete triggers decide index membership

@@ -22,7 +22,7 @@ func (h *harness) exportAll() []byte {
 	var buf bytes.Buffer
 	enc := export.NewJSONL(&buf, export.Options{})
 	err := ex.ExportSessions(h.t.Context(), sessiondb.ExportSelection{}, func(x *sessiondb.ExportedSession) error {
-		it := exportItem(x)
+		it := export.ItemOf(x)
 		return enc.Encode(&it)
 	})
 	if err != nil {
@@ -41,7 +41,7 @@ func (h *harness) exportLineage(id string) []byte {
 	enc := export.NewJSONL(&buf, export.Options{})
 	err := h.Store.(sessiondb.Exporter).ExportSessions(h.t.Context(), sessiondb.ExportSelection{SessionID: id, Lineage: true},
 		func(x *sessiondb.ExportedSession) error {
-			it := exportItem(x)
+			it := export.ItemOf(x)
 			return enc.Encode(&it)
 		})
 	if err != nil {
@@ -51,14 +51,6 @@ func (h *harness) exportLineage(id string) []byte {
 		h.t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-func exportItem(x *sessiondb.ExportedSession) export.Item {
-	it := export.Item{Session: x.Session, Messages: x.Messages}
-	for i := range x.Segments {
-		it.Segments = append(it.Segments, exportItem(&x.Segments[i]))
-	}
-	return it
 }
 
 // importData imports data (sessiondb.Importer), failing t on an error that
