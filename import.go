@@ -72,9 +72,9 @@ type ImportLookup interface {
 	// ImportedSession reports whether session id exists and, if it does,
 	// whether it has no parent.
 	ImportedSession(ctx context.Context, id string) (exists, parentless bool, err error)
-	// ParentAcceptable reports whether child may point at parent: the
-	// parent exists and child is not among its ancestors (no cycle).
-	ParentAcceptable(ctx context.Context, child, parent string) (bool, error)
+	// InLineage reports whether anc is id or one of its ancestors
+	// (following parent_session_id).
+	InLineage(ctx context.Context, id, anc string) (bool, error)
 	// TitleHolder returns the id of a session other than id whose title is
 	// title, or "". Inside a transaction it keeps the answer true until
 	// the transaction ends (a lock on the title where no index does).
@@ -469,13 +469,13 @@ func (st *importState) finish(ctx context.Context) error {
 }
 
 // LinkParents links each child to its parent where the parent is
-// acceptable (ImportLookup.ParentAcceptable) and the child has no parent,
+// acceptable (parentAcceptable) and the child has no parent,
 // through l (a backend's write transaction), and returns the links it did
 // not make.
 func LinkParents(ctx context.Context, l ImportLinker, links []ImportLink) ([]ImportLink, error) {
 	var orphans []ImportLink
 	for _, d := range links {
-		ok, err := l.ParentAcceptable(ctx, d.Child, d.Parent)
+		ok, err := parentAcceptable(ctx, l, d.Child, d.Parent)
 		if err != nil {
 			return nil, err
 		}
@@ -488,6 +488,19 @@ func LinkParents(ctx context.Context, l ImportLinker, links []ImportLink) ([]Imp
 		}
 	}
 	return orphans, nil
+}
+
+// parentAcceptable reports whether child may point at parent: the parent
+// exists and child is not among its ancestors (no cycle).
+func parentAcceptable(ctx context.Context, l ImportLookup, child, parent string) (bool, error) {
+	if parent == child {
+		return false, nil
+	}
+	if ok, _, err := l.ImportedSession(ctx, parent); !ok || err != nil {
+		return false, err
+	}
+	cycle, err := l.InLineage(ctx, parent, child)
+	return !cycle, err
 }
 
 // planImport checks an object and encodes its messages with the append
@@ -650,7 +663,7 @@ func DecideImport(ctx context.Context, q ImportLookup, p *ImportPlan, o ImportOp
 		res.Outcome = ImportReplace
 	}
 	if p.Parent != "" {
-		ok, err := q.ParentAcceptable(ctx, p.ID, p.Parent)
+		ok, err := parentAcceptable(ctx, q, p.ID, p.Parent)
 		if err != nil {
 			return res, err
 		}

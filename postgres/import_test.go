@@ -15,11 +15,13 @@ import (
 	"github.com/sessiondb/sessiondb/postgres"
 )
 
-// fillImportSource creates sessions s00… holding per messages each,
-// their ids interleaved (every session gets a turn in each round).
-func fillImportSource(t *testing.T, db *postgres.DB, sessions, per int) {
+// importSource returns the export of a store holding sessions s00… of
+// per messages each, their ids interleaved (every session gets a turn in
+// each round).
+func importSource(t *testing.T, sessions, per int) []byte {
 	t.Helper()
 	ctx := context.Background()
+	db := MustOpen(t)
 	for i := range sessions {
 		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: fmt.Sprintf("s%02d", i), Source: "cli", StartedAt: 1.7e9 + float64(i)}); err != nil {
 			t.Fatal(err)
@@ -37,6 +39,7 @@ func fillImportSource(t *testing.T, db *postgres.DB, sessions, per int) {
 			}
 		}
 	}
+	return exportAll(t, db)
 }
 
 // exportAll returns the JSON Lines export of every session of db but the
@@ -68,9 +71,7 @@ func exportAll(t *testing.T, db *postgres.DB, skip ...string) []byte {
 // the imported sessions export as they were.
 func TestImportWithConcurrentAppends(t *testing.T) {
 	ctx := context.Background()
-	src := MustOpen(t)
-	fillImportSource(t, src, 20, 100)
-	data := exportAll(t, src)
+	data := importSource(t, 20, 100)
 
 	dst := MustOpen(t)
 	const writers, each = 4, 60
@@ -158,9 +159,7 @@ func stripIDs(t *testing.T, data []byte) []byte {
 // session once, exactly as exported, with no message twice.
 func TestReliabilityImportRestart(t *testing.T) {
 	ctx := context.Background()
-	src := MustOpen(t)
-	fillImportSource(t, src, 40, 200)
-	data := exportAll(t, src)
+	data := importSource(t, 40, 200)
 
 	url, restart := testenv.PrivatePostgres(t)
 	dst, err := postgres.Open(ctx, url, postgres.Options{})

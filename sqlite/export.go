@@ -358,20 +358,14 @@ func (l importLookup) ImportedSession(ctx context.Context, id string) (exists, p
 	return err == nil, parentless, err
 }
 
-func (l importLookup) ParentAcceptable(ctx context.Context, child, parent string) (bool, error) {
-	if parent == child {
-		return false, nil
-	}
-	if ok, _, err := l.ImportedSession(ctx, parent); !ok || err != nil {
-		return false, err
-	}
+func (l importLookup) InLineage(ctx context.Context, id, anc string) (bool, error) {
 	var n int
 	err := l.q.QueryRowContext(ctx, `WITH RECURSIVE up(id) AS (
 			SELECT ?
 			UNION
 			SELECT s.parent_session_id FROM sessions s JOIN up ON s.id = up.id WHERE s.parent_session_id IS NOT NULL)
-		SELECT COUNT(*) FROM up WHERE id = ?`, parent, child).Scan(&n)
-	return n == 0, err
+		SELECT COUNT(*) FROM up WHERE id = ?`, id, anc).Scan(&n)
+	return n > 0, err
 }
 
 func (l importLookup) TitleHolder(ctx context.Context, title, id string) (string, error) {
