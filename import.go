@@ -42,8 +42,8 @@ type ImportBackend interface {
 	// one transaction: all of the session or nothing. It keeps no state
 	// outside the transaction, so a retry never writes twice. An error
 	// for which the store refused the session's rows is returned as a
-	// *Error naming the session and what to do (ImportObjectError is then
-	// true).
+	// *Error naming the session and what to do (EINVALID or ECONFLICT,
+	// ImportStoreFault false).
 	WriteImport(ctx context.Context, p *ImportPlan, o ImportOptions) (ImportDecision, error)
 	// LinkImported links children to parents imported after them, in one
 	// transaction, with LinkParents, and returns the links it could not make.
@@ -124,7 +124,7 @@ type ImportDecision struct {
 // column types cannot hold.
 type ImportPlan struct {
 	ID      string
-	Session *Session // the row as read; its columns are written through Columns
+	Session *Session // the row as read; SessionRow gives the columns to write
 	// ModelConfig is the JSON object text to store, or nil for NULL.
 	ModelConfig *string
 	StartedAt   float64
@@ -148,9 +148,16 @@ type ImportedMessage struct {
 // export_session, export_session_lineage or export_all) from r and writes
 // them through b, one session per transaction; prep holds the store's
 // message limits and clock. It is the body of every backend's
-// ImportSessions; the behaviour it gives them is documented there (see
-// sqlite.DB.ImportSessions). The report so far is returned with an error
-// that stops the import.
+// ImportSessions (Importer), so they read, check, decide and report alike:
+// JSON Lines or a JSON array; a lineage object's segments imported one by
+// one; existing sessions skipped or replaced (ImportOptions); titles kept
+// unique; a parent that comes later in the input linked at the end, one
+// found nowhere dropped with a warning; messages' ids kept where free
+// (ChooseMessageIDs); message_count and tool_call_count recomputed; an
+// object that cannot be imported reported with its line and the rest
+// imported. An error that concerns the store rather than an object stops
+// the import: the report so far is returned with it, and running the
+// import again finishes it (the sessions already there are skipped).
 func RunImport(ctx context.Context, r io.Reader, o ImportOptions, prep PrepareOptions, b ImportBackend) (*ImportReport, error) {
 	prep.Imported = true
 	if prep.Now == nil {
