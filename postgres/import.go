@@ -41,9 +41,18 @@ func (b pgImport) ImportLookup() sessiondb.ImportLookup { return importLookup{q:
 
 func (b pgImport) WriteImport(ctx context.Context, p *sessiondb.ImportPlan, o sessiondb.ImportOptions) (sessiondb.ImportDecision, error) {
 	var res sessiondb.ImportDecision
+	// The messages are encoded and indexed before the transaction, so its
+	// lock on the table is held for the writing only, unless the session
+	// is there to be skipped (the transaction decides; this is a guess).
+	var rows [][]any
+	if exists, _, err := (importLookup{q: b.db.pool}).ImportedSession(ctx, p.ID); err == nil && (!exists || o.Replace) {
+		if rows, err = b.db.importRows(p); err != nil {
+			return res, err
+		}
+	}
 	err := b.db.write(ctx, fmt.Sprintf("import session %q", p.ID), func(tx pgx.Tx) error {
 		var err error
-		res, err = b.db.importTx(ctx, tx, p, o)
+		res, err = b.db.importTx(ctx, tx, p, rows, o)
 		return importRefused(p.ID, err)
 	})
 	return res, err
@@ -159,15 +168,16 @@ func (l importLinker) SetParentIfNone(ctx context.Context, child, parent string)
 	return err
 }
 
-// importTx writes one planned session inside the caller's transaction. It
-// keeps no state outside it, so write may run it again.
+// importTx writes one planned session, its messages' rows (importRows;
+// nil: made here) inside the caller's transaction. It keeps no state
+// outside it, so write may run it again.
 //
 // Locks are taken in the order appends take theirs (the session's row,
 // then the messages table), so the two never wait on each other in a
 // circle: the row first (a replaced session's appends wait), then, when
 // there are messages to insert, the table against other writers, so the
 // ids chosen stay free until the commit.
-func (db *DB) importTx(ctx context.Context, tx pgx.Tx, p *sessiondb.ImportPlan, o sessiondb.ImportOptions) (sessiondb.ImportDecision, error) {
+func (db *DB) importTx(ctx context.Context, tx pgx.Tx, p *sessiondb.ImportPlan, rows [][]any, o sessiondb.ImportOptions) (sessiondb.ImportDecision, error) {
 	if _, err := tx.Exec(ctx, "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", toPG(p.ID)); err != nil {
 		return sessiondb.ImportDecision{}, err
 	}
@@ -216,7 +226,12 @@ func (db *DB) importTx(ctx context.Context, tx pgx.Tx, p *sessiondb.ImportPlan, 
 		}
 	}
 	if len(p.Messages) > 0 {
-		if res.Renumbered, err = db.insertImported(ctx, tx, p); err != nil {
+		if rows == nil {
+			if rows, err = db.importRows(p); err != nil {
+				return res, err
+			}
+		}
+		if res.Renumbered, err = insertImported(ctx, tx, p, rows); err != nil {
 			return res, err
 		}
 	}
@@ -237,34 +252,11 @@ var importMessageColumns = append([]string{"id", "display_order", "session_id", 
 	"platform_message_id", "observed", "_compressed_summary", "api_content", "display_kind", "display_metadata",
 	"origin", "active", "compacted"}, searchColumnNames...)
 
-// insertImported inserts p's messages with COPY, under importTx's lock on
-// the table: each keeps its id from the file where it is free
-// (sessiondb.ChooseMessageIDs), the others are numbered on from above
-// every id the table holds or its sequence issued; the sequence is then
-// moved past every id written, so later appends never collide. It returns
-// how many messages got a new id.
-func (db *DB) insertImported(ctx context.Context, tx pgx.Tx, p *sessiondb.ImportPlan) (int, error) {
-	var top, issued int64
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0),
-			COALESCE(pg_sequence_last_value(pg_get_serial_sequence('messages', 'id')::regclass), 0) FROM messages`).
-		Scan(&top, &issued); err != nil {
-		return 0, err
-	}
-	taken := map[int64]bool{}
-	if want := p.FileIDs(); len(want) > 0 {
-		rows, err := tx.Query(ctx, "SELECT id FROM messages WHERE id = ANY($1)", want)
-		if err != nil {
-			return 0, err
-		}
-		held, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return 0, err
-		}
-		for _, id := range held {
-			taken[id] = true
-		}
-	}
-	ids, largest, renumbered := sessiondb.ChooseMessageIDs(p.Messages, max(top, issued)+1, taken)
+// importRows returns p's messages as rows of importMessageColumns, their
+// ids (the first two values) left for insertImported to choose. Each is
+// indexed for the session as the import writes it (its source and
+// model_config).
+func (db *DB) importRows(p *sessiondb.ImportPlan) ([][]any, error) {
 	to := &appendTarget{source: sessiondb.ScrubText(p.Session.Source), modelConfig: p.ModelConfig}
 	flag := func(b bool) int64 {
 		if b {
@@ -276,13 +268,47 @@ func (db *DB) insertImported(ctx context.Context, tx pgx.Tx, p *sessiondb.Import
 	for i, m := range p.Messages {
 		search, err := indexArgs(m.PreparedMessage, to)
 		if err != nil {
-			return 0, fmt.Errorf("message %d: %w", i+1, err)
+			return nil, fmt.Errorf("message %d: %w", i+1, err)
 		}
 		row := make([]any, 0, len(importMessageColumns))
-		row = append(row, ids[i], ids[i])
+		row = append(row, int64(0), int64(0))
 		row = append(row, db.insertArgs(p.ID, m.PreparedMessage)...)
 		row = append(row, flag(m.Active), flag(m.Compacted))
 		rows[i] = append(row, search...)
+	}
+	return rows, nil
+}
+
+// insertImported inserts rows, p's messages (importRows), with COPY, under
+// importTx's lock on the table: each keeps its id from the file where it
+// is free (sessiondb.ChooseMessageIDs), the others are numbered on from
+// above every id the table holds or its sequence issued; the sequence is
+// then moved past every id written, so later appends never collide. It
+// returns how many messages got a new id.
+func insertImported(ctx context.Context, tx pgx.Tx, p *sessiondb.ImportPlan, rows [][]any) (int, error) {
+	var top, issued int64
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0),
+			COALESCE(pg_sequence_last_value(pg_get_serial_sequence('messages', 'id')::regclass), 0) FROM messages`).
+		Scan(&top, &issued); err != nil {
+		return 0, err
+	}
+	taken := map[int64]bool{}
+	if want := p.FileIDs(); len(want) > 0 {
+		held, err := tx.Query(ctx, "SELECT id FROM messages WHERE id = ANY($1)", want)
+		if err != nil {
+			return 0, err
+		}
+		ids, err := pgx.CollectRows(held, pgx.RowTo[int64])
+		if err != nil {
+			return 0, err
+		}
+		for _, id := range ids {
+			taken[id] = true
+		}
+	}
+	ids, largest, renumbered := sessiondb.ChooseMessageIDs(p.Messages, max(top, issued)+1, taken)
+	for i, row := range rows {
+		row[0], row[1] = ids[i], ids[i] // display_order is the id, as an append sets it
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"messages"}, importMessageColumns, pgx.CopyFromRows(rows)); err != nil {
 		return 0, err
