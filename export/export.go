@@ -33,6 +33,18 @@ type Item struct {
 	Segments []Item
 }
 
+// ItemOf is the item of what a store exported (sessiondb.Exporter).
+func ItemOf(x *sessiondb.ExportedSession) Item {
+	it := Item{Session: x.Session, Messages: x.Messages}
+	if x.Segments != nil {
+		it.Segments = make([]Item, len(x.Segments))
+		for i := range x.Segments {
+			it.Segments[i] = ItemOf(&x.Segments[i])
+		}
+	}
+	return it
+}
+
 // Options modify an encoder.
 type Options struct {
 	// Redact masks secrets (see Redact) in every message's text, tool calls

@@ -25,7 +25,7 @@ func exportJSONL(tb testing.TB, db *sqlite.DB, sel sqlite.ExportSelection) []byt
 	var buf bytes.Buffer
 	enc := export.NewJSONL(&buf, export.Options{})
 	err := db.ExportSessions(ctx, sel, func(x *sqlite.ExportedSession) error {
-		it := item(x)
+		it := export.ItemOf(x)
 		return enc.Encode(&it)
 	})
 	if err != nil {
@@ -35,14 +35,6 @@ func exportJSONL(tb testing.TB, db *sqlite.DB, sel sqlite.ExportSelection) []byt
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-func item(x *sqlite.ExportedSession) export.Item {
-	it := export.Item{Session: x.Session, Messages: x.Messages}
-	for i := range x.Segments {
-		it.Segments = append(it.Segments, item(&x.Segments[i]))
-	}
-	return it
 }
 
 func mustImport(tb testing.TB, db *sqlite.DB, data []byte, o sqlite.ImportOptions) *sqlite.ImportReport {
@@ -413,7 +405,7 @@ func TestImportJSONArray(t *testing.T) {
 	var buf bytes.Buffer
 	enc := export.NewJSON(&buf, export.Options{})
 	err := src.ExportSessions(ctx, sqlite.ExportSelection{Source: "telegram"}, func(x *sqlite.ExportedSession) error {
-		it := item(x)
+		it := export.ItemOf(x)
 		return enc.Encode(&it)
 	})
 	if err != nil {

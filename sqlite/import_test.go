@@ -285,7 +285,7 @@ func exportAs(tb testing.TB, db *sqlite.DB, format string) []byte {
 		tb.Fatal(err)
 	}
 	err = db.ExportSessions(ctx, sqlite.ExportSelection{}, func(x *sqlite.ExportedSession) error {
-		it := item(x)
+		it := export.ItemOf(x)
 		return enc.Encode(&it)
 	})
 	if err != nil {

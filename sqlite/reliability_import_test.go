@@ -56,7 +56,7 @@ func TestReliabilityImportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = db.ExportSessions(ctx, sqlite.ExportSelection{}, func(x *sqlite.ExportedSession) error {
-			it := item(x)
+			it := export.ItemOf(x)
 			return enc.Encode(&it)
 		})
 		if err == nil {

@@ -82,6 +82,7 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) sessiondb.Store, o Opt
 		{"Flags", testFlags},
 		{"ClearMessages", testClearMessages},
 		{"Search", testSearch},
+		{"Import", testImport},
 	} {
 		t.Run(g.name, func(t *testing.T) { g.run(t, s) })
 	}

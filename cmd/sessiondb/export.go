@@ -135,7 +135,7 @@ Examples:
 				total = int64(n)
 			}
 			err = xp.ExportSessions(ctx, sel, func(x *sessiondb.ExportedSession) error {
-				it := exportItem(x)
+				it := export.ItemOf(x)
 				if err := enc.Encode(&it); err != nil {
 					return err
 				}
@@ -157,18 +157,6 @@ Examples:
 			return nil
 		},
 	}
-}
-
-// exportItem converts what the store reads into what the encoders write.
-func exportItem(x *sessiondb.ExportedSession) export.Item {
-	it := export.Item{Session: x.Session, Messages: x.Messages}
-	if x.Segments != nil {
-		it.Segments = make([]export.Item, len(x.Segments))
-		for i := range x.Segments {
-			it.Segments[i] = exportItem(&x.Segments[i])
-		}
-	}
-	return it
 }
 
 // atomicFile is an output file written under a temporary name in the

@@ -39,6 +39,10 @@ compression back-off, tool cache) is not imported, as in Hermes, unless
 sessions, 10000 messages per session, 50000 messages or 25 MiB at once;
 sessiondb imports them (each session in its own transaction) and warns.
 
+On PostgreSQL (--db postgres://...) the import works the same way; while
+it writes a session's messages, appends to the database wait for it
+(reads do not).
+
 Options:
   --replace              overwrite sessions that already exist: their messages
                          are replaced and their columns set from the file
@@ -51,6 +55,7 @@ Examples:
   sessiondb import backup.jsonl
   sessiondb import backup.jsonl --dry-run
   sessiondb export --all --db old.db | sessiondb import - --db new.db
+  sessiondb --db old.db export --all | sessiondb --db postgres://host/db import -
 `,
 		flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&o.Replace, "replace", false, "")

@@ -368,12 +368,11 @@ func TestPostgresCommands(t *testing.T) {
 		t.Errorf("export --lineage: message_count %d, %d segments, %d messages; want 2, 2, 2", lineage.MessageCount, len(lineage.Segments), len(lineage.Messages))
 	}
 	other := testenv.Postgres(t)
-	switch out, errOut, code := cli(t, other, "", "import", file, "--json"); {
-	case code == exitUnsupported:
-		// A backend without sessiondb.Importer says so in one line.
-		oneLine(t, errOut, "sessiondb import needs session imports, which the PostgreSQL backend does not provide")
-	case code != 0 || !strings.Contains(out, `"imported": 2`):
+	if out, errOut, code := cli(t, other, "", "import", file, "--json"); code != 0 || !strings.Contains(out, `"imported": 2`) {
 		t.Fatalf("import into a second database: exit %d: %s\n%s", code, errOut, out)
+	}
+	if again := mustCLI(t, other, "export", "--all"); again != string(b) {
+		t.Errorf("export → import → export differs:\n%s\n---\n%s", b, again)
 	}
 
 	if out := must("clear", root, "--yes"); out != "cleared "+root+": 1 messages deleted\n" {
