@@ -117,10 +117,13 @@ func pct(ts []time.Duration, p float64) time.Duration {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // BenchmarkLoad: 64 clients (SESSIONDB_LOAD_CLIENTS) over HTTP (search, list,
-// transcript pages, in turn, each sending its next request as soon as the
-// last is answered) for SESSIONDB_LOAD_SECONDS (default 30) while one writer appends
-// ten messages a second and an event stream follows. It asserts no error
-// and reports the latencies.
+// transcript pages, in turn) for SESSIONDB_LOAD_SECONDS (default 30) while
+// one writer appends ten messages a second and an event stream follows.
+// Each client sends its next request as soon as the last is answered (a
+// closed loop: latency is then the queue of 64 requests), or, with
+// SESSIONDB_LOAD_PAUSE (a duration such as 250ms), waits that long in
+// between, as a person reading the page would. It asserts no error and
+// reports the latencies.
 func BenchmarkLoad(b *testing.B) {
 	db, path := benchDB(b)
 	srv, err := httpapi.New(httpapi.Config{Store: db})
@@ -137,6 +140,12 @@ func BenchmarkLoad(b *testing.B) {
 	clients := 64
 	if s := os.Getenv("SESSIONDB_LOAD_CLIENTS"); s != "" {
 		clients, _ = strconv.Atoi(s)
+	}
+	var pause time.Duration
+	if s := os.Getenv("SESSIONDB_LOAD_PAUSE"); s != "" {
+		if pause, err = time.ParseDuration(s); err != nil {
+			b.Fatalf("SESSIONDB_LOAD_PAUSE: %v", err)
+		}
 	}
 	paths := serverPaths(b, db)
 	order := []string{"search_word", "list_50", "messages", "search_cjk", "list", "messages_tail", "search_prefix", "search_phrase"}
@@ -213,6 +222,12 @@ func BenchmarkLoad(b *testing.B) {
 					continue
 				}
 				mine = append(mine, time.Since(start))
+				if pause > 0 {
+					select {
+					case <-ctx.Done():
+					case <-time.After(pause):
+					}
+				}
 			}
 			mu.Lock()
 			all = append(all, mine...)
@@ -220,8 +235,8 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 	wg.Wait()
-	b.Logf("%d s, %d clients: %d requests (%.0f/s), %d errors, p50 %.2f ms, p99 %.2f ms, max %.2f ms; writer appended %d (%d errors); event stream %d lines",
-		secs, clients, len(all), float64(len(all))/float64(secs), errs.Load(), ms(pct(all, 50)), ms(pct(all, 99)), ms(pct(all, 100)),
+	b.Logf("%d s, %d clients, pause %v: %d requests (%.0f/s), %d errors, p50 %.2f ms, p99 %.2f ms, max %.2f ms; writer appended %d (%d errors); event stream %d lines",
+		secs, clients, pause, len(all), float64(len(all))/float64(secs), errs.Load(), ms(pct(all, 50)), ms(pct(all, 99)), ms(pct(all, 100)),
 		appended.Load(), writeErrs.Load(), events.Load())
 	if errs.Load() > 0 || writeErrs.Load() > 0 {
 		b.Errorf("%d request errors, %d write errors; first: %v", errs.Load(), writeErrs.Load(), firstErr.Load())
