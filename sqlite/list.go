@@ -52,10 +52,6 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	if len(where) > 0 {
 		cond = strings.Join(where, " AND ")
 	}
-	var total int
-	if err := db.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions s WHERE "+cond, args...).Scan(&total); err != nil {
-		return nil, 0, db.mapErr("list sessions", err)
-	}
 	order := "s.started_at DESC, s.id DESC"
 	if o.OrderByActivity {
 		// the freshest activity anywhere in the row's compression chain
@@ -69,52 +65,117 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	if limit == 0 {
 		limit = 20
 	}
-	rows, err := db.read.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE "+cond+
-		" ORDER BY "+order+" LIMIT ? OFFSET ?", append(args, limit, max(o.Offset, 0))...)
+	// One statement for the page: each row's preview and last activity are
+	// correlated subqueries (two index probes), not two more round trips
+	// per row.
+	rows, err := db.read.QueryContext(ctx, "SELECT "+sessionColumns+", "+previewSQL+", "+newestMessageSQL+
+		" FROM sessions s WHERE "+cond+" ORDER BY "+order+" LIMIT ? OFFSET ?", append(args, limit, max(o.Offset, 0))...)
 	if err != nil {
 		return nil, 0, db.mapErr("list sessions", err)
 	}
-	var page []*sessiondb.Session
+	var out []sessiondb.SessionSummary
 	for rows.Next() {
-		s, err := scanSession(rows)
+		var sum sessiondb.SessionSummary
+		var first sql.NullString
+		var newest sql.NullFloat64
+		err := rows.Scan(append(sum.ScanTargets(), &first, &newest)...)
 		if err != nil {
 			rows.Close()
 			return nil, 0, db.mapErr("list sessions", err)
 		}
-		page = append(page, s)
+		sum.ResetFrom, sum.BranchedFrom = sessiondb.ModelConfigMarkers(sum.ModelConfig)
+		if first.Valid {
+			sum.Preview = sessiondb.Preview(first.String)
+		}
+		sum.LastActive = listLastActive(sum.LastActivityAt, newest, sum.StartedAt)
+		out = append(out, sum)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, db.mapErr("list sessions", err)
 	}
-	out := make([]sessiondb.SessionSummary, 0, len(page))
-	for _, s := range page {
-		sum := sessiondb.SessionSummary{Session: *s}
-		if !o.RawChains && s.EndReason != nil && *s.EndReason == sessiondb.EndReasonCompression {
-			tipID, err := db.compressionTip(ctx, s.ID)
-			if err != nil {
-				return nil, 0, err
-			}
-			if tipID != s.ID {
-				tip, err := db.Session(ctx, tipID)
-				if err != nil {
-					return nil, 0, err
-				}
-				root := s.ID
-				sum.LineageRootID = &root
-				sessiondb.ProjectTip(&sum.Session, tip)
-			}
+	if out == nil {
+		out = []sessiondb.SessionSummary{}
+	}
+	for i := range out {
+		sum := &out[i]
+		if o.RawChains || sum.EndReason == nil || *sum.EndReason != sessiondb.EndReasonCompression {
+			continue
 		}
+		// A compression chain is shown as its live tip: the tip's preview
+		// and activity, the root's start time (rare: one chain per row).
+		tipID, err := db.compressionTip(ctx, sum.ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		if tipID == sum.ID {
+			continue
+		}
+		tip, err := db.Session(ctx, tipID)
+		if err != nil {
+			return nil, 0, err
+		}
+		root := sum.ID
+		sum.LineageRootID = &root
+		sessiondb.ProjectTip(&sum.Session, tip)
 		if sum.Preview, err = db.preview(ctx, sum.ID); err != nil {
 			return nil, 0, err
 		}
 		if sum.LastActive, err = db.lastActive(ctx, sum.ID, sum.StartedAt); err != nil {
 			return nil, 0, err
 		}
-		out = append(out, sum)
+	}
+	total, err := db.listTotal(ctx, cond, args, limit, max(o.Offset, 0), len(out))
+	if err != nil {
+		return nil, 0, err
 	}
 	return out, total, nil
 }
+
+// listTotal is the number of rows a listing matches. A short page already
+// tells it (the page ends the listing); only a full or empty page past the
+// start needs the count, which reads every matching session row.
+func (db *DB) listTotal(ctx context.Context, cond string, args []any, limit, offset, got int) (int, error) {
+	if limit < 0 || (got > 0 && got < limit) || (got == 0 && offset == 0) {
+		return offset + got, nil
+	}
+	var total int
+	if err := db.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions s WHERE "+cond, args...).Scan(&total); err != nil {
+		return 0, db.mapErr("list sessions", err)
+	}
+	return total, nil
+}
+
+// newestMessageSQL is the timestamp of session s's newest message when it
+// is inside the sane window (NULL otherwise): the last entry of
+// idx_messages_session for the session, one index probe however long the
+// session is. (MAX(timestamp) inside a compound subquery lets the planner
+// pick idx_messages_session_active, whose order is not the timestamp's, and
+// read all of the session's index entries.)
+var newestMessageSQL = `(SELECT CASE WHEN m.timestamp BETWEEN ` + epochWindowSQL + ` THEN m.timestamp END
+	FROM messages m WHERE m.session_id = s.id ORDER BY m.timestamp DESC LIMIT 1)`
+
+// epochWindowSQL is the sane window of timestamps, for BETWEEN.
+var epochWindowSQL = fmt.Sprint(epochMin, " AND ", epochMax)
+
+// listLastActive is lastActive from the row's columns: the later of the
+// activity stamp (when sane) and the newest message, else the start.
+func listLastActive(activity *float64, newest sql.NullFloat64, started float64) float64 {
+	v, ok := newest.Float64, newest.Valid
+	if activity != nil && *activity >= epochMin && *activity <= epochMax && (!ok || *activity > v) {
+		v, ok = *activity, true
+	}
+	if !ok {
+		return started
+	}
+	return v
+}
+
+// previewSQL is the content of session s's first visible user message
+// (NULL when it has none), which sessiondb.Preview shortens.
+const previewSQL = `(SELECT m.content FROM messages m
+	WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL AND COALESCE(m.display_kind, '') <> 'hidden'
+	ORDER BY m.timestamp, m.id LIMIT 1)`
 
 // preview returns the start of a session's first user message
 // (sessiondb.Preview).
