@@ -74,11 +74,12 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 		return nil, 0, db.mapErr("list sessions", err)
 	}
 	var out []sessiondb.SessionSummary
+	var raw rawRow
 	for rows.Next() {
 		var sum sessiondb.SessionSummary
 		var first sql.NullString
 		var newest sql.NullFloat64
-		err := rows.Scan(append(sum.ScanTargets(), &first, &newest)...)
+		err := raw.scan(rows, append(sum.ScanTargets(), &first, &newest))
 		if err != nil {
 			rows.Close()
 			return nil, 0, db.mapErr("list sessions", err)
@@ -125,7 +126,7 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 			return nil, 0, err
 		}
 	}
-	total, err := db.listTotal(ctx, cond, args, limit, max(o.Offset, 0), len(out))
+	total, err := db.listTotal(ctx, o, cond, args, limit, len(out))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -133,17 +134,53 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 }
 
 // listTotal is the number of rows a listing matches. A short page already
-// tells it (the page ends the listing); only a full or empty page past the
-// start needs the count, which reads every matching session row.
-func (db *DB) listTotal(ctx context.Context, cond string, args []any, limit, offset, got int) (int, error) {
+// tells it (the page ends the listing). Otherwise, when every row the
+// listing leaves out is in idx_sessions_unlisted (a child, archived or
+// hidden: the listing filters no source and keeps no flag set), it is
+// every row (counted from an index's pages, not its rows) less the
+// unlisted rows it leaves out, which costs the number of unlisted rows,
+// not of sessions; else it counts the matching rows.
+func (db *DB) listTotal(ctx context.Context, o sessiondb.ListOptions, cond string, args []any, limit, got int) (int, error) {
+	offset := max(o.Offset, 0)
 	if limit < 0 || (got > 0 && got < limit) || (got == 0 && offset == 0) {
 		return offset + got, nil
 	}
 	var total int
+	if len(o.Sources) == 0 && len(o.ExcludeSources) == 0 && !o.ArchivedOnly && !o.PinnedOnly {
+		err := db.read.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM sessions) - (SELECT COUNT(*)
+			FROM sessions s INDEXED BY `+unlistedIndex+` WHERE `+unlistedWhere+` AND (`+cond+`) IS NOT TRUE)`, args...).Scan(&total)
+		if err == nil {
+			return total, nil
+		}
+		if !strings.Contains(err.Error(), "no such index") {
+			return 0, db.mapErr("list sessions", err)
+		}
+		// A file Hermes rebuilt, or one opened read-only before sessiondb
+		// wrote to it: count the rows.
+	}
 	if err := db.read.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions s WHERE "+cond, args...).Scan(&total); err != nil {
 		return 0, db.mapErr("list sessions", err)
 	}
 	return total, nil
+}
+
+// idx_sessions_unlisted holds the sessions a default listing may leave out:
+// children (most are subagent runs and compression continuations), archived
+// and hidden ones. Only listTotal reads it; Hermes ignores it, and a write
+// maintains it only when one of its three columns changes (appends do not).
+const (
+	unlistedIndex       = "idx_sessions_unlisted"
+	unlistedWhere       = "(s.parent_session_id IS NOT NULL OR s.archived <> 0 OR s.hidden <> 0)"
+	createUnlistedIndex = `CREATE INDEX IF NOT EXISTS ` + unlistedIndex + ` ON sessions(parent_session_id)
+	WHERE parent_session_id IS NOT NULL OR archived <> 0 OR hidden <> 0`
+)
+
+// ensureUnlistedIndex creates idx_sessions_unlisted (migrateTx).
+func ensureUnlistedIndex(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, createUnlistedIndex); err != nil {
+		return fmt.Errorf("create %s: %w", unlistedIndex, err)
+	}
+	return nil
 }
 
 // newestMessageSQL is the timestamp of session s's newest message when it
@@ -169,6 +206,76 @@ func listLastActive(activity *float64, newest sql.NullFloat64, started float64) 
 		return started
 	}
 	return v
+}
+
+// rawRow scans a row through its driver values: database/sql converts a
+// value into a typed destination by reflection, which costs more than the
+// query itself on a page of 20 sessions of 64 columns. A value whose type
+// is exactly the destination's (or NULL into a pointer) is assigned
+// directly; any other row is scanned again by rows.Scan, so every
+// conversion and every error stays database/sql's.
+type rawRow struct{ vals, ptrs []any }
+
+func (r *rawRow) scan(rows *sql.Rows, dests []any) error {
+	if len(r.vals) != len(dests) {
+		r.vals, r.ptrs = make([]any, len(dests)), make([]any, len(dests))
+		for i := range r.vals {
+			r.ptrs[i] = &r.vals[i]
+		}
+	}
+	if err := rows.Scan(r.ptrs...); err != nil {
+		return err
+	}
+	for i, v := range r.vals {
+		if !assignExact(dests[i], v) {
+			return rows.Scan(dests...)
+		}
+	}
+	return nil
+}
+
+// assignExact stores v in dest when v's type is exactly what dest holds
+// (NULL for a pointer or a sql.Null type), and reports whether it did.
+func assignExact(dest, v any) bool {
+	switch d := dest.(type) {
+	case *string:
+		s, ok := v.(string)
+		*d = s
+		return ok
+	case **string:
+		return assignPtr(d, v)
+	case *float64:
+		f, ok := v.(float64)
+		*d = f
+		return ok
+	case **float64:
+		return assignPtr(d, v)
+	case *int64:
+		n, ok := v.(int64)
+		*d = n
+		return ok
+	case **int64:
+		return assignPtr(d, v)
+	case *sql.NullString:
+		d.String, d.Valid = v.(string)
+		return v == nil || d.Valid
+	case *sql.NullFloat64:
+		d.Float64, d.Valid = v.(float64)
+		return v == nil || d.Valid
+	}
+	return false
+}
+
+func assignPtr[T any](d **T, v any) bool {
+	if v == nil {
+		*d = nil
+		return true
+	}
+	x, ok := v.(T)
+	if ok {
+		*d = &x
+	}
+	return ok
 }
 
 // previewSQL is the content of session s's first visible user message

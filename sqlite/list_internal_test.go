@@ -31,6 +31,21 @@ func (db *DB) listOneByOne(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	}
 	out := []sessiondb.SessionSummary{}
 	for _, r := range rows {
+		// The session as a single-session read scans it (database/sql's
+		// conversions), projected as the listing projects a chain.
+		s, err := db.Session(ctx, r.ID)
+		if err != nil {
+			return nil, 0, err
+		}
+		if r.LineageRootID != nil {
+			root, err := db.Session(ctx, *r.LineageRootID)
+			if err != nil {
+				return nil, 0, err
+			}
+			sessiondb.ProjectTip(root, s)
+			s = root
+		}
+		r.Session = *s
 		if r.Preview, err = db.preview(ctx, r.ID); err != nil {
 			return nil, 0, err
 		}
@@ -79,6 +94,12 @@ func TestListMatchesRowByRow(t *testing.T) {
 		`UPDATE messages SET timestamp = 'soon' WHERE session_id = 's11' AND id = (SELECT MIN(id) FROM messages WHERE session_id = 's11')`,
 		`UPDATE messages SET display_kind = 'hidden' WHERE session_id = 's06' AND role = 'user'`,
 		`UPDATE sessions SET archived = 1 WHERE id IN ('s04', 's13')`,
+		// blobs where text belongs: values only database/sql's conversions
+		// read (column affinity turns the other odd values into the
+		// column's type)
+		`UPDATE sessions SET title = X'4142', model = X'' WHERE id = 's10'`,
+		`UPDATE sessions SET source = CAST('discord' AS BLOB) WHERE id = 's14'`,
+		`UPDATE sessions SET ended_at = started_at + 7, end_reason = 'user_exit', estimated_cost_usd = 3 WHERE id = 's08'`,
 	} {
 		if _, err := db.write.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
