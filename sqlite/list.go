@@ -98,33 +98,20 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	if out == nil {
 		out = []sessiondb.SessionSummary{}
 	}
-	for i := range out {
-		sum := &out[i]
-		if o.RawChains || sum.EndReason == nil || *sum.EndReason != sessiondb.EndReasonCompression {
-			continue
-		}
-		// A compression chain is shown as its live tip: the tip's preview
-		// and activity, the root's start time (rare: one chain per row).
-		tipID, err := db.compressionTip(ctx, sum.ID)
-		if err != nil {
-			return nil, 0, err
-		}
-		if tipID == sum.ID {
-			continue
-		}
-		tip, err := db.Session(ctx, tipID)
-		if err != nil {
-			return nil, 0, err
-		}
-		root := sum.ID
-		sum.LineageRootID = &root
-		sessiondb.ProjectTip(&sum.Session, tip)
-		if sum.Preview, err = db.preview(ctx, sum.ID); err != nil {
-			return nil, 0, err
-		}
-		if sum.LastActive, err = db.lastActive(ctx, sum.ID, sum.StartedAt); err != nil {
-			return nil, 0, err
-		}
+	// A compression chain is shown as its live tip (rare: one chain per
+	// row): the tip's preview and activity, the root's start.
+	err = sessiondb.ProjectChainTips(out, o,
+		func(id string) (string, error) { return db.compressionTip(ctx, id) },
+		func(id string) (*sessiondb.Session, error) { return db.Session(ctx, id) },
+		func(row *sessiondb.SessionSummary) (err error) {
+			if row.Preview, err = db.preview(ctx, row.ID); err != nil {
+				return err
+			}
+			row.LastActive, err = db.lastActive(ctx, row.ID, row.StartedAt)
+			return err
+		})
+	if err != nil {
+		return nil, 0, err
 	}
 	total, err := db.listTotal(ctx, o, cond, args, limit, len(out))
 	if err != nil {

@@ -337,17 +337,23 @@ type queryResults []queryResult
 
 // MarshalJSON implements json.Marshaler.
 func (qs queryResults) MarshalJSON() ([]byte, error) {
+	return marshalKeyed(qs, func(q queryResult) string { return q.label })
+}
+
+// marshalKeyed marshals items as one JSON object keyed by key(item), in
+// their order (a map would sort the keys).
+func marshalKeyed[T any](items []T, key func(T) string) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, q := range qs {
+	for i, it := range items {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := json.Marshal(q.label)
+		k, err := json.Marshal(key(it))
 		if err != nil {
 			return nil, err
 		}
-		v, err := json.Marshal(q)
+		v, err := json.Marshal(it)
 		if err != nil {
 			return nil, err
 		}

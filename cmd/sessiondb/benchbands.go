@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -29,23 +27,7 @@ type bandResults []bandResult
 
 // MarshalJSON implements json.Marshaler.
 func (bs bandResults) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, r := range bs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(r.band)
-		v, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return marshalKeyed(bs, func(b bandResult) string { return b.band })
 }
 
 // measureBands times the banded query set (workload.QuerySet). Cold: each
