@@ -54,12 +54,14 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	}
 	order := "s.started_at DESC, s.id DESC"
 	if o.OrderByActivity {
-		// the freshest activity anywhere in the row's compression chain
-		order = `(WITH RECURSIVE chain(id) AS (SELECT s.id UNION SELECT c.id FROM sessions c
+		// the freshest activity anywhere in the row's compression chain (a
+		// row that did not end in compression is a chain of one)
+		order = `(CASE WHEN s.end_reason = 'compression' THEN (WITH RECURSIVE chain(id) AS (SELECT s.id
+			UNION SELECT c.id FROM sessions c
 			JOIN chain ON c.parent_session_id = chain.id JOIN sessions p ON p.id = chain.id
 			WHERE p.end_reason = 'compression')
-			SELECT MAX(` + strings.ReplaceAll(lastActiveSQL, "s.", "x.") + `) FROM chain JOIN sessions x ON x.id = chain.id)
-			DESC, s.started_at DESC, s.id DESC`
+			SELECT MAX(` + strings.ReplaceAll(recencySQL, "s.", "x.") + `) FROM chain JOIN sessions x ON x.id = chain.id)
+			ELSE ` + recencySQL + ` END) DESC, s.started_at DESC, s.id DESC`
 	}
 	limit := o.Limit
 	if limit == 0 {
@@ -169,6 +171,14 @@ func ensureUnlistedIndex(ctx context.Context, tx *sql.Tx) error {
 	}
 	return nil
 }
+
+// recencySQL is lastActiveSQL (prune.go) with the newest message found
+// by newestMessageSQL's one index probe instead of MAX(timestamp), which
+// read every index entry of the session: the same value, as an SQL
+// expression (the activity order sorts every listed session by it).
+var recencySQL = `COALESCE((SELECT MAX(v) FROM (SELECT s.last_activity_at AS v
+	UNION ALL SELECT * FROM (SELECT m.timestamp FROM messages m WHERE m.session_id = s.id ORDER BY m.timestamp DESC LIMIT 1))
+	WHERE v BETWEEN ` + epochWindowSQL + `), s.started_at)`
 
 // newestMessageSQL is the timestamp of session s's newest message when it
 // is inside the sane window (NULL otherwise): the last entry of

@@ -1,10 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,7 +90,20 @@ func TestListMatchesRowByRow(t *testing.T) {
 			}
 		}
 	}
+	// A compression chain whose continuation holds the newest message of
+	// all: the activity order puts its root first.
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "c20a", Source: "cli", ParentSessionID: "s20", StartedAt: base + 2006}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "c20a", Role: "user", Content: "continued", Timestamp: base + 9000}); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []string{
+		`UPDATE sessions SET end_reason = 'compression', ended_at = started_at + 5 WHERE id = 's20'`,
+		// no activity stamp: the newest message decides (s14's, moved
+		// late, is newer than any of s15's, its first is older)
+		`UPDATE sessions SET last_activity_at = NULL WHERE id IN ('s14', 's15')`,
+		`UPDATE messages SET timestamp = timestamp + 190 WHERE id = (SELECT MAX(id) FROM messages WHERE session_id = 's14')`,
 		`UPDATE sessions SET last_activity_at = started_at + 50 WHERE id IN ('s01', 's05', 's09')`, // later than every message
 		`UPDATE sessions SET last_activity_at = 9e12 WHERE id = 's02'`,                             // milliseconds: outside the window
 		`UPDATE sessions SET last_activity_at = -5 WHERE id = 's03'`,
@@ -105,6 +122,7 @@ func TestListMatchesRowByRow(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	checkActivityOrder(t, db)
 	for _, o := range []sessiondb.ListOptions{
 		{}, {Limit: 5}, {Limit: 5, Offset: 5}, {Limit: 5, Offset: 23}, {Limit: 5, Offset: 25}, {Limit: 5, Offset: 40},
 		{Limit: -1}, {Limit: 25}, {Limit: 26}, {Sources: []string{"telegram"}, Limit: 4}, {ExcludeSources: []string{"cli"}, Limit: 3, Offset: 6},
@@ -124,5 +142,76 @@ func TestListMatchesRowByRow(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%+v: page differs from the row-by-row listing:\n got %+v\nwant %+v", o, got, want)
 		}
+	}
+}
+
+// checkActivityOrder holds the activity order to its definition: the
+// latest last activity (lastActive) of any session of the row's
+// compression chain (the sessions reached through parents that ended in
+// compression), newest first, then the start and the id, newest first.
+func checkActivityOrder(t *testing.T, db *DB) {
+	t.Helper()
+	ctx := context.Background()
+	got, _, err := db.ListSessions(ctx, sessiondb.ListOptions{OrderByActivity: true, Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		id       string
+		started  float64
+		activity float64
+	}
+	var want []row
+	var gotIDs []string
+	for _, r := range got {
+		root := r.ID
+		if r.LineageRootID != nil {
+			root = *r.LineageRootID
+		}
+		gotIDs = append(gotIDs, root)
+		activity := math.Inf(-1)
+		for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
+			m, err := db.Session(ctx, queue[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := db.lastActive(ctx, m.ID, m.StartedAt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			activity = max(activity, a)
+			if m.EndReason != nil && *m.EndReason == sessiondb.EndReasonCompression {
+				rows, err := db.read.QueryContext(ctx, "SELECT id FROM sessions WHERE parent_session_id = ?", m.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rows.Next() {
+					var c string
+					if err := rows.Scan(&c); err != nil {
+						t.Fatal(err)
+					}
+					queue = append(queue, c)
+				}
+				rows.Close()
+			}
+		}
+		rs, err := db.Session(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, row{root, rs.StartedAt, activity})
+	}
+	slices.SortFunc(want, func(a, b row) int {
+		return cmp.Or(cmp.Compare(b.activity, a.activity), cmp.Compare(b.started, a.started), strings.Compare(b.id, a.id))
+	})
+	var wantIDs []string
+	for _, r := range want {
+		wantIDs = append(wantIDs, r.id)
+	}
+	if !slices.Equal(gotIDs, wantIDs) {
+		t.Errorf("activity order:\n got %v\nwant %v", gotIDs, wantIDs)
+	}
+	if len(gotIDs) == 0 || gotIDs[0] != "s20" {
+		t.Errorf("activity order starts with %v, want s20 (its continuation holds the newest message)", gotIDs)
 	}
 }
