@@ -111,6 +111,42 @@ func ProjectTip(row, tip *Session) {
 	row.Cwd, row.GitBranch, row.GitRepoRoot = tip.Cwd, tip.GitBranch, tip.GitRepoRoot
 }
 
+// ProjectChainTips shows each compression root of a listed page as its
+// chain's live tip (ProjectTip), unless o.RawChains: tipOf returns a
+// chain's tip (the root itself when nothing continues it), load reads a
+// session, and refresh sets a projected row's Preview and LastActive from
+// the tip (the chain keeps its root's start).
+func ProjectChainTips(page []SessionSummary, o ListOptions, tipOf func(id string) (string, error),
+	load func(id string) (*Session, error), refresh func(row *SessionSummary) error) error {
+	if o.RawChains {
+		return nil
+	}
+	for i := range page {
+		row := &page[i]
+		if row.EndReason == nil || *row.EndReason != EndReasonCompression {
+			continue
+		}
+		tipID, err := tipOf(row.ID)
+		if err != nil {
+			return err
+		}
+		if tipID == row.ID {
+			continue
+		}
+		tip, err := load(tipID)
+		if err != nil {
+			return err
+		}
+		root := row.ID
+		row.LineageRootID = &root
+		ProjectTip(&row.Session, tip)
+		if err := refresh(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Lineage node kinds (LineageNode.Kind).
 const (
 	KindRoot        = "root"

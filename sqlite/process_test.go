@@ -434,6 +434,8 @@ func hermesV30Objects() map[string][]string {
 			"idx_sessions_tool_names", "idx_sessions_effective_activity",
 			// created separately after reconciliation
 			"idx_messages_platform_msg_id", "idx_sessions_title_unique",
+			// sessiondb's own, which Hermes ignores (TestHermesWritesKeepUnlistedIndex)
+			"idx_sessions_unlisted",
 		},
 	}
 }

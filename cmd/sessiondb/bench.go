@@ -48,6 +48,10 @@ type benchOptions struct {
 	seed                uint64
 	workload, queryFile string
 	asJSON              bool
+	bands               bool   // time the banded query set (generated mode)
+	bandRounds          int    // warm passes over the banded set
+	scale               string // SIZE[=PATH],… : one database per size
+	scaleDir            string // where --scale keeps databases without a PATH
 
 	// Hidden: set on the worker processes of --procs.
 	worker int    // this worker's process number (1..procs); 0 in the parent
@@ -60,8 +64,9 @@ func newBenchCommand() *command {
 		name:     "bench",
 		synopsis: "measure append, search and list speed on a generated or replayed workload",
 		usage: `Usage: sessiondb [--db PATH] bench [--sessions N] [--messages N] [--writers N] [--procs N]
-                 [--searches N] [--seed S] [--json]
+                 [--searches N] [--seed S] [--bands=false] [--band-rounds N] [--json]
        sessiondb [--db PATH] bench --workload FILE.jsonl --queries FILE.txt [--json]
+       sessiondb bench --scale SIZE[=PATH],SIZE[=PATH]... [--scale-dir DIR] [--writers N] [--json]
 
 Appends a realistic agent workload through the public API, one message per
 call (each durable when it returns), then times searches and the session
@@ -78,6 +83,23 @@ own share. Reported: appends/s, append latency p50/p95/p99, errors,
 search latency per query class (--searches timed calls each after one
 warm-up), list-20 latency, file size and peak memory.
 
+The banded query set (generated and --scale modes; --bands=false skips
+it): 244 different queries drawn from the generator's vocabulary, in
+bands (frequent, medium and rare words, phrases, prefixes, CJK of one, two
+and three or more characters, Korean, mixed scripts, one rarer source,
+OR/NOT). Each runs once as the first search of a store opened for it
+alone (cold, in a shuffled order), then --band-rounds more times on the
+warm store (each round in another shuffled order). Reported per band:
+p50, p95 and p99 of the cold and of the warm calls, and how many queries
+found nothing.
+
+Scale mode builds one generated database per size (SIZE messages in
+SIZE/100 sessions, --writers goroutines) at PATH, or at DIR/bench-SIZE.db,
+and measures the reads on each. A file that already holds SIZE messages is
+reused as it is (nothing is appended, appends are not reported); any other
+existing file is an error. It prints each size's report and then the
+growth of every p50 from the first size to each later one.
+
 Replay mode reads a workload written by make_workload.py (format:
 shared/bench/README.md), checks every line, then replays it in file order
 with one create-session or append call per line, and times each query of
@@ -92,12 +114,17 @@ Options:
   --seed S             generator seed (default 1)
   --workload FILE      replay this JSON Lines workload (needs --queries)
   --queries FILE       LABEL<TAB>QUERY lines to time after the replay
+  --bands=false        skip the banded query set
+  --band-rounds N      warm passes over the banded query set (default 1)
+  --scale LIST         sizes to measure, SIZE[=PATH] separated by commas
+  --scale-dir DIR      where --scale keeps a size without a PATH
   --json               print one JSON object
 
 Examples:
   sessiondb --db /tmp/bench.db bench --writers 8
   sessiondb --db /tmp/bench.db bench --sessions 1000 --messages 100000 --procs 2 --json
   sessiondb --db /tmp/b.db bench --workload workload.jsonl --queries queries.txt --json
+  sessiondb bench --scale 100000,1000000 --scale-dir /var/tmp/bench --writers 8
 `,
 		flags: func(fs *flag.FlagSet) {
 			fs.IntVar(&o.sessions, "sessions", 200, "")
@@ -109,6 +136,10 @@ Examples:
 			fs.StringVar(&o.workload, "workload", "", "")
 			fs.StringVar(&o.queryFile, "queries", "", "")
 			fs.BoolVar(&o.asJSON, "json", false, "")
+			fs.BoolVar(&o.bands, "bands", true, "")
+			fs.IntVar(&o.bandRounds, "band-rounds", 1, "")
+			fs.StringVar(&o.scale, "scale", "", "")
+			fs.StringVar(&o.scaleDir, "scale-dir", "", "")
 			fs.IntVar(&o.worker, "worker", 0, "")
 			fs.StringVar(&o.runTag, "run-tag", "", "")
 		},
@@ -120,6 +151,12 @@ func (o *benchOptions) check() error {
 	switch {
 	case o.searches < 1:
 		return usagef("--searches must be at least 1")
+	case o.bandRounds < 1:
+		return usagef("--band-rounds must be at least 1")
+	case o.scale != "" && o.workload != "":
+		return usagef("--scale generates its databases: it does not replay --workload")
+	case o.scale != "":
+		return nil // sizes are checked by parseScale
 	case (o.workload == "") != (o.queryFile == ""):
 		return usagef("--workload and --queries go together")
 	case o.workload != "" && (o.writers != 1 || o.procs != 0):
@@ -146,6 +183,43 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 	if o.worker > 0 {
 		return o.runWorker(ctx, e)
 	}
+	if o.scale != "" {
+		return o.runScale(ctx, e)
+	}
+	rep, err := o.measure(ctx, e, false)
+	if err != nil {
+		return err
+	}
+	return o.report(e.stdout, rep)
+}
+
+// report prints rep and fails when appends failed.
+func (o *benchOptions) report(w io.Writer, rep *benchReport) error {
+	var err error
+	if o.asJSON {
+		// One compact line: easy to pick out of a log, and still one object.
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(rep)
+	} else {
+		err = rep.print(w)
+	}
+	if err != nil {
+		return err
+	}
+	return rep.failed()
+}
+
+func (r *benchReport) failed() error {
+	if r.Errors > 0 {
+		return fmt.Errorf("%d appends or session creations failed; the first: %s", r.Errors, r.FirstError)
+	}
+	return nil
+}
+
+// measure runs one bench on the database e names: the appends (replayed,
+// or generated unless reuse), then the reads.
+func (o *benchOptions) measure(ctx context.Context, e *env, reuse bool) (*benchReport, error) {
 	var (
 		rep     *benchReport
 		queries []benchQuery
@@ -155,10 +229,10 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 	if o.workload != "" {
 		// Both files are read and checked before the database is touched.
 		if ops, err = readWorkload(o.workload); err != nil {
-			return err
+			return nil, err
 		}
 		if queries, err = readQueries(o.queryFile); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		for _, q := range workload.Queries {
@@ -167,30 +241,38 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 	}
 	db, err := e.openWrite(ctx, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer db.Close()
-	if o.workload != "" {
+	switch {
+	case reuse:
+		rep, err = reusedReport(ctx, db)
+	case o.workload != "":
 		rep, err = o.replay(ctx, e, db, ops)
-	} else {
+	default:
 		rep, err = o.generate(ctx, e, db)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The parsed workload is garbage now: collect it before timing reads,
 	// so that no read pays for a collection of the append phase's heap.
 	ops = nil
 	runtime.GC()
 	if err := o.measureReads(ctx, e, db, queries, rep); err != nil {
-		return err
+		return nil, err
+	}
+	if o.bands && o.workload == "" {
+		if rep.Bands, err = o.measureBands(ctx, e, db, o.bandRounds); err != nil {
+			return nil, err
+		}
 	}
 	// The settings the store ran with, as SQLite reports them, and its
 	// files' sizes.
 	if d, ok := db.(sessiondb.DurabilityReporter); ok {
 		rep.JournalMode = d.JournalMode()
 		if rep.Synchronous, err = d.Synchronous(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if f, ok := db.(sessiondb.FileStore); ok {
@@ -204,21 +286,7 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 		rep.Store = "database server"
 	}
 	rep.PeakRSSMB = peakRSSMB()
-	if o.asJSON {
-		// One compact line: easy to pick out of a log, and still one object.
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(rep)
-	} else {
-		err = rep.print(e.stdout)
-	}
-	if err != nil {
-		return err
-	}
-	if rep.Errors > 0 {
-		return fmt.Errorf("%d appends or session creations failed; the first: %s", rep.Errors, rep.FirstError)
-	}
-	return nil
+	return rep, nil
 }
 
 // ---- report ----
@@ -226,7 +294,7 @@ func (o *benchOptions) run(ctx context.Context, e *env, args []string) error {
 // benchReport is the result of one bench run. Its JSON keys follow the
 // replay format; the generated mode reports the same keys.
 type benchReport struct {
-	Mode            string         `json:"mode"` // "generated" or "replay"
+	Mode            string         `json:"mode"` // "generated", "replay" or "reused" (--scale: a database already built)
 	AppendsPerS     float64        `json:"appends_per_s"`
 	AppendSeconds   float64        `json:"append_seconds"`
 	Messages        int            `json:"messages"` // appends that succeeded
@@ -240,6 +308,7 @@ type benchReport struct {
 	FirstError      string         `json:"first_error,omitempty"`
 	Queries         queryResults   `json:"queries"`
 	List            listResult     `json:"list"`
+	Bands           bandResults    `json:"bands,omitempty"`
 	DBBytes         int64          `json:"db_bytes"`
 	WALBytes        int64          `json:"wal_bytes"`
 	JournalMode     string         `json:"journal_mode"`
@@ -268,17 +337,23 @@ type queryResults []queryResult
 
 // MarshalJSON implements json.Marshaler.
 func (qs queryResults) MarshalJSON() ([]byte, error) {
+	return marshalKeyed(qs, func(q queryResult) string { return q.label })
+}
+
+// marshalKeyed marshals items as one JSON object keyed by key(item), in
+// their order (a map would sort the keys).
+func marshalKeyed[T any](items []T, key func(T) string) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, q := range qs {
+	for i, it := range items {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := json.Marshal(q.label)
+		k, err := json.Marshal(key(it))
 		if err != nil {
 			return nil, err
 		}
-		v, err := json.Marshal(q)
+		v, err := json.Marshal(it)
 		if err != nil {
 			return nil, err
 		}
@@ -336,14 +411,19 @@ func (r *benchReport) setAppendRate(elapsed time.Duration) {
 
 func (r *benchReport) print(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if r.Mode == "replay" {
+	switch r.Mode {
+	case "replay":
 		fmt.Fprintf(tw, "replayed %s: %d sessions, %d messages, in file order\n", r.Workload, r.Sessions, r.Messages)
-	} else {
+	case "reused":
+		fmt.Fprintf(tw, "reused database: %d sessions, %d messages (no appends timed)\n", r.Sessions, r.Messages)
+	default:
 		fmt.Fprintf(tw, "generated workload (seed %d): %d sessions, %d writer(s) in each of %d process(es)\n",
 			*r.Seed, r.Sessions, r.Writers, r.Processes)
 	}
-	fmt.Fprintf(tw, "appends\t%d in %.3f s = %.1f/s, errors %d\n", r.Messages, r.AppendSeconds, r.AppendsPerS, r.Errors)
-	fmt.Fprintf(tw, "append latency\tp50 %.3f ms, p95 %.3f ms, p99 %.3f ms\n", r.Append.P50, r.Append.P95, r.Append.P99)
+	if r.Mode != "reused" {
+		fmt.Fprintf(tw, "appends\t%d in %.3f s = %.1f/s, errors %d\n", r.Messages, r.AppendSeconds, r.AppendsPerS, r.Errors)
+		fmt.Fprintf(tw, "append latency\tp50 %.3f ms, p95 %.3f ms, p99 %.3f ms\n", r.Append.P50, r.Append.P95, r.Append.P99)
+	}
 	if r.FirstError != "" {
 		fmt.Fprintf(tw, "first error\t%s\n", r.FirstError)
 	}
@@ -355,6 +435,14 @@ func (r *benchReport) print(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "list-%d\t%d\t%.3f\t%.3f\t(newest first)\n", benchListLimit, r.List.Rows, r.List.P50, r.List.P95)
 	fmt.Fprintln(tw)
+	if len(r.Bands) > 0 {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(tw, "query set: first call on a new store (cold), then on the warm store")
+		printBands(tw, r.Bands)
+		fmt.Fprintln(tw)
+	}
 	if r.Store == "" {
 		fmt.Fprintf(tw, "file\t%.1f MB (db %.1f MB + wal %.1f MB), journal %s, synchronous %s\n",
 			mb(r.DBBytes+r.WALBytes), mb(r.DBBytes), mb(r.WALBytes), r.JournalMode, r.Synchronous)

@@ -113,7 +113,7 @@ func checkReads(t *testing.T, rep map[string]any, labels []string) {
 
 func TestBenchGenerated(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "bench.db")
-	rep, _ := benchJSON(t, db, "--sessions", "5", "--messages", "200", "--writers", "4", "--searches", "3")
+	rep, _ := benchJSON(t, db, "--sessions", "5", "--messages", "200", "--writers", "4", "--searches", "3", "--bands=false")
 	checkReads(t, rep, []string{"word", "phrase", "prefix", "cjk3", "cjk2"})
 	for path, want := range map[string]float64{"messages": 200, "sessions": 5, "writers": 4, "processes": 1, "errors": 0, "list.rows": 5} {
 		if got := num(t, rep, path); got != want {
@@ -132,7 +132,7 @@ func TestBenchGenerated(t *testing.T) {
 
 	// A second run on the same file adds new sessions rather than
 	// appending to the first run's; the human report is a table.
-	out := mustCLI(t, db, "bench", "--sessions", "2", "--messages", "20", "--searches", "1")
+	out := mustCLI(t, db, "bench", "--sessions", "2", "--messages", "20", "--searches", "1", "--bands=false")
 	for _, want := range []string{"appends", "append latency", "word", "cjk2", "list-20", "synchronous full"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -145,7 +145,7 @@ func TestBenchGenerated(t *testing.T) {
 
 func TestBenchProcs(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "bench.db")
-	rep, _ := benchJSON(t, db, "--sessions", "6", "--messages", "150", "--writers", "2", "--procs", "2", "--searches", "1")
+	rep, _ := benchJSON(t, db, "--sessions", "6", "--messages", "150", "--writers", "2", "--procs", "2", "--searches", "1", "--bands=false")
 	for path, want := range map[string]float64{"messages": 150, "processes": 3, "errors": 0} {
 		if got := num(t, rep, path); got != want {
 			t.Errorf("%s = %v, want %v", path, got, want)
