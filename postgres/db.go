@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,9 @@ type DB struct {
 	patience   time.Duration
 	maxMessage int64
 	now        func() time.Time
+
+	trigramMu sync.Mutex
+	noTrigram map[string]bool // session id → sessionTrigram is false (appendOnce's guess)
 }
 
 var _ sessiondb.Store = (*DB)(nil)
@@ -339,10 +343,17 @@ func (e *errCommitUnknown) Unwrap() error { return e.err }
 // transaction id (pg_xact_status) before any retry, so a retry never stores
 // a write twice. op names the operation in errors.
 func (db *DB) write(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
+	return db.retry(ctx, op, func() error { return db.writeOnce(ctx, fn) })
+}
+
+// retry runs attempt, one try of a write transaction, until it succeeds or
+// fails for good, as write describes. An attempt whose commit's answer was
+// lost returns an *errCommitUnknown carrying the transaction's id.
+func (db *DB) retry(ctx context.Context, op string, attemptOnce func() error) error {
 	deadline := time.Now().Add(db.patience)
 	backoff := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := db.writeOnce(ctx, fn)
+		err := attemptOnce()
 		var unknown *errCommitUnknown
 		if errors.As(err, &unknown) {
 			committed, lookErr := db.committed(ctx, unknown.xid, deadline)
@@ -371,20 +382,29 @@ func (db *DB) write(ctx context.Context, op string, fn func(tx pgx.Tx) error) er
 	}
 }
 
-// writeOnce runs one attempt of a write transaction.
+// writeOnce runs one attempt of a write transaction. Its BEGIN and the
+// read of its transaction id go to the server in one round trip.
 func (db *DB) writeOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	if err != nil {
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	var xid uint64
+	b.Queue("SELECT txid_current()").QueryRow(func(row pgx.Row) error { return row.Scan(&xid) })
+	br := db.pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	if err := br.Close(); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	if err := fn(tx); err != nil {
 		return err
 	}
-	var xid uint64
-	if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&xid); err != nil {
-		return err
-	}
+	return commit(ctx, tx, xid)
+}
+
+// commit commits tx, whose transaction id is xid; a commit whose answer
+// was lost is an *errCommitUnknown.
+func commit(ctx context.Context, tx pgx.Tx, xid uint64) error {
 	if err := tx.Commit(ctx); err != nil {
 		if isConnErr(err) {
 			return &errCommitUnknown{xid: xid, err: err}
