@@ -52,6 +52,12 @@ type Options struct {
 	MaxMessageBytes int64
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ReadOnly opens the database for reading only: no migration runs
+	// (the schema must already be at this build's version; `sessiondb init`
+	// or `sessiondb doctor --fix` brings it there), every connection starts
+	// with default_transaction_read_only, and every write method returns
+	// EPERM, as the SQLite store opened read-only does.
+	ReadOnly bool
 }
 
 // DB is a session store on one PostgreSQL database. It is safe for
@@ -62,6 +68,8 @@ type DB struct {
 	patience   time.Duration
 	maxMessage int64
 	now        func() time.Time
+	readOnly   bool
+	where      string // the database, as errors name it (no password)
 
 	trigramMu sync.Mutex
 	noTrigram map[string]bool // session id → sessionTrigram is false (appendOnce's guess)
@@ -93,6 +101,9 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 	// Writes are durable when they return, whatever the server's default.
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "sessiondb"
+	if o.ReadOnly {
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
 	if o.WritePatience <= 0 {
 		o.WritePatience = DefaultWritePatience
 	}
@@ -106,8 +117,13 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, connectErr(cfg, err)
 	}
-	db := &DB{pool: pool, origin: o.Origin, patience: o.WritePatience, maxMessage: o.MaxMessageBytes, now: o.Now}
-	if err := db.migrate(ctx); err != nil {
+	db := &DB{pool: pool, origin: o.Origin, patience: o.WritePatience, maxMessage: o.MaxMessageBytes, now: o.Now,
+		readOnly: o.ReadOnly, where: where(cfg)}
+	prepare := db.migrate
+	if o.ReadOnly {
+		prepare = db.checkSchema
+	}
+	if err := prepare(ctx); err != nil {
 		pool.Close()
 		if errors.As(err, new(*sessiondb.Error)) {
 			return nil, err
@@ -115,6 +131,68 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 		return nil, connectErr(cfg, err)
 	}
 	return db, nil
+}
+
+// ReadOnly reports whether the store was opened with Options.ReadOnly.
+func (db *DB) ReadOnly() bool { return db.readOnly }
+
+// ErrOlderSchema is in the chain of the error a ReadOnly Open returns for a
+// database whose schema lacks migrations this build knows (code
+// ECONFLICT).
+var ErrOlderSchema = errors.New("older schema")
+
+// ErrNoSchema is in the chain of the error a ReadOnly Open returns for a
+// database that holds no sessiondb schema (code ENOTFOUND).
+var ErrNoSchema = errors.New("no sessiondb schema")
+
+// checkSchema is what a read-only Open does instead of migrating: it reads
+// the applied migrations and refuses a database that lacks one this build
+// knows, or holds one it does not know.
+func (db *DB) checkSchema(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	rows, err := db.pool.Query(ctx, "SELECT version FROM schema_migrations")
+	var applied []int32
+	if err == nil {
+		applied, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+		return &sessiondb.Error{Code: sessiondb.ENOTFOUND, Err: ErrNoSchema, Message: fmt.Sprintf(
+			"postgres %s holds no sessiondb schema; create it with `sessiondb --db URL init` (or `sessiondb doctor --fix`), or name another database", db.where)}
+	}
+	if err != nil {
+		return err
+	}
+	have := map[int]bool{}
+	newest := 0
+	for _, v := range applied {
+		have[int(v)] = true
+		newest = max(newest, int(v))
+	}
+	latest := ms[len(ms)-1].version
+	if newest > latest {
+		return sessiondb.Errorf(sessiondb.ECONFLICT,
+			"postgres: the database has schema version %d, newer than this sessiondb knows (%d); upgrade sessiondb", newest, latest)
+	}
+	for _, m := range ms {
+		if !have[m.version] {
+			return &sessiondb.Error{Code: sessiondb.ECONFLICT, Err: ErrOlderSchema, Message: fmt.Sprintf(
+				"postgres %s lacks schema migration %04d_%s (it is at %d, this sessiondb reads %d); run `sessiondb --db URL init` or `sessiondb doctor --fix` to upgrade it",
+				db.where, m.version, m.name, newest, latest)}
+		}
+	}
+	return nil
+}
+
+// writable refuses a write on a read-only store.
+func (db *DB) writable() error {
+	if !db.readOnly {
+		return nil
+	}
+	return sessiondb.Errorf(sessiondb.EPERM, "postgres %s was opened read-only; nothing was written. Open it without ReadOnly to write", db.where)
 }
 
 // Close releases the store's connections.
@@ -258,11 +336,7 @@ func migrationErr(step string, err error) error {
 // connectErr turns a failure to reach or log in to the server into one
 // line naming the cause and the fix.
 func connectErr(cfg *pgxpool.Config, err error) error {
-	where := cfg.ConnConfig.Host
-	if !strings.HasPrefix(where, "/") {
-		where = net.JoinHostPort(where, strconv.Itoa(int(cfg.ConnConfig.Port)))
-	}
-	where += "/" + cfg.ConnConfig.Database
+	where := where(cfg)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
@@ -279,6 +353,16 @@ func connectErr(cfg *pgxpool.Config, err error) error {
 			Message: fmt.Sprintf("postgres %s: cannot connect (%s); check that the server runs and the host and port are right", where, redactURL(lastErrLine(err)))}
 	}
 	return fmt.Errorf("postgres %s: %w", where, err)
+}
+
+// where names the database cfg connects to, without a password:
+// host:port/database, or socket-directory/database.
+func where(cfg *pgxpool.Config) string {
+	w := cfg.ConnConfig.Host
+	if !strings.HasPrefix(w, "/") {
+		w = net.JoinHostPort(w, strconv.Itoa(int(cfg.ConnConfig.Port)))
+	}
+	return w + "/" + cfg.ConnConfig.Database
 }
 
 func lastErrLine(err error) string {
@@ -350,6 +434,9 @@ func (db *DB) write(ctx context.Context, op string, fn func(tx pgx.Tx) error) er
 // fails for good, as write describes. An attempt whose commit's answer was
 // lost returns an *errCommitUnknown carrying the transaction's id.
 func (db *DB) retry(ctx context.Context, op string, attemptOnce func() error) error {
+	if err := db.writable(); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(db.patience)
 	backoff := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
