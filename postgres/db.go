@@ -153,11 +153,7 @@ func (db *DB) checkSchema(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := db.pool.Query(ctx, "SELECT version FROM schema_migrations")
-	var applied []int32
-	if err == nil {
-		applied, err = pgx.CollectRows(rows, pgx.RowTo[int32])
-	}
+	have, newest, err := appliedMigrations(ctx, db.pool, ms)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
 		return &sessiondb.Error{Code: sessiondb.ENOTFOUND, Err: ErrNoSchema, Message: fmt.Sprintf(
@@ -166,17 +162,7 @@ func (db *DB) checkSchema(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	have := map[int]bool{}
-	newest := 0
-	for _, v := range applied {
-		have[int(v)] = true
-		newest = max(newest, int(v))
-	}
 	latest := ms[len(ms)-1].version
-	if newest > latest {
-		return sessiondb.Errorf(sessiondb.ECONFLICT,
-			"postgres: the database has schema version %d, newer than this sessiondb knows (%d); upgrade sessiondb", newest, latest)
-	}
 	for _, m := range ms {
 		if !have[m.version] {
 			return &sessiondb.Error{Code: sessiondb.ECONFLICT, Err: ErrOlderSchema, Message: fmt.Sprintf(
@@ -185,6 +171,31 @@ func (db *DB) checkSchema(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// appliedMigrations reads the versions schema_migrations records and the
+// newest of them; a version newer than every migration of ms (this build's)
+// is refused with ECONFLICT.
+func appliedMigrations(ctx context.Context, q querier, ms []migration) (map[int]bool, int, error) {
+	rows, err := q.Query(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, 0, err
+	}
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, 0, err
+	}
+	have := map[int]bool{}
+	newest := 0
+	for _, v := range applied {
+		have[int(v)] = true
+		newest = max(newest, int(v))
+	}
+	if latest := ms[len(ms)-1].version; newest > latest {
+		return nil, 0, sessiondb.Errorf(sessiondb.ECONFLICT,
+			"postgres: the database has schema version %d, newer than this sessiondb knows (%d); upgrade sessiondb", newest, latest)
+	}
+	return have, newest, nil
 }
 
 // writable refuses a write on a read-only store.
@@ -276,23 +287,9 @@ func (db *DB) migrate(ctx context.Context) error {
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return migrationErr("create schema_migrations", err)
 	}
-	rows, err := conn.Query(ctx, "SELECT version FROM schema_migrations")
+	have, _, err := appliedMigrations(ctx, conn, ms)
 	if err != nil {
 		return err
-	}
-	applied, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil {
-		return err
-	}
-	have := map[int]bool{}
-	newest := 0
-	for _, v := range applied {
-		have[int(v)] = true
-		newest = max(newest, int(v))
-	}
-	if latest := ms[len(ms)-1].version; newest > latest {
-		return sessiondb.Errorf(sessiondb.ECONFLICT,
-			"postgres: the database has schema version %d, newer than this sessiondb knows (%d); upgrade sessiondb", newest, latest)
 	}
 	// Every missing version is applied, in order, even one numbered below
 	// a version already there (two branches may land out of order).
