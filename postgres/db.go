@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,6 +52,12 @@ type Options struct {
 	MaxMessageBytes int64
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ReadOnly opens the database for reading only: no migration runs
+	// (the schema must already be at this build's version; `sessiondb init`
+	// or `sessiondb doctor --fix` brings it there), every connection starts
+	// with default_transaction_read_only, and every write method returns
+	// EPERM, as the SQLite store opened read-only does.
+	ReadOnly bool
 }
 
 // DB is a session store on one PostgreSQL database. It is safe for
@@ -61,6 +68,11 @@ type DB struct {
 	patience   time.Duration
 	maxMessage int64
 	now        func() time.Time
+	readOnly   bool
+	where      string // the database, as errors name it (no password)
+
+	trigramMu sync.Mutex
+	noTrigram map[string]bool // session id → sessionTrigram is false (appendOnce's guess)
 }
 
 var _ sessiondb.Store = (*DB)(nil)
@@ -89,6 +101,9 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 	// Writes are durable when they return, whatever the server's default.
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "sessiondb"
+	if o.ReadOnly {
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
 	if o.WritePatience <= 0 {
 		o.WritePatience = DefaultWritePatience
 	}
@@ -102,8 +117,13 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, connectErr(cfg, err)
 	}
-	db := &DB{pool: pool, origin: o.Origin, patience: o.WritePatience, maxMessage: o.MaxMessageBytes, now: o.Now}
-	if err := db.migrate(ctx); err != nil {
+	db := &DB{pool: pool, origin: o.Origin, patience: o.WritePatience, maxMessage: o.MaxMessageBytes, now: o.Now,
+		readOnly: o.ReadOnly, where: where(cfg)}
+	prepare := db.migrate
+	if o.ReadOnly {
+		prepare = db.checkSchema
+	}
+	if err := prepare(ctx); err != nil {
 		pool.Close()
 		if errors.As(err, new(*sessiondb.Error)) {
 			return nil, err
@@ -111,6 +131,79 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 		return nil, connectErr(cfg, err)
 	}
 	return db, nil
+}
+
+// ReadOnly reports whether the store was opened with Options.ReadOnly.
+func (db *DB) ReadOnly() bool { return db.readOnly }
+
+// ErrOlderSchema is in the chain of the error a ReadOnly Open returns for a
+// database whose schema lacks migrations this build knows (code
+// ECONFLICT).
+var ErrOlderSchema = errors.New("older schema")
+
+// ErrNoSchema is in the chain of the error a ReadOnly Open returns for a
+// database that holds no sessiondb schema (code ENOTFOUND).
+var ErrNoSchema = errors.New("no sessiondb schema")
+
+// checkSchema is what a read-only Open does instead of migrating: it reads
+// the applied migrations and refuses a database that lacks one this build
+// knows, or holds one it does not know.
+func (db *DB) checkSchema(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	have, newest, err := appliedMigrations(ctx, db.pool, ms)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+		return &sessiondb.Error{Code: sessiondb.ENOTFOUND, Err: ErrNoSchema, Message: fmt.Sprintf(
+			"postgres %s holds no sessiondb schema; create it with `sessiondb --db URL init` (or `sessiondb doctor --fix`), or name another database", db.where)}
+	}
+	if err != nil {
+		return err
+	}
+	latest := ms[len(ms)-1].version
+	for _, m := range ms {
+		if !have[m.version] {
+			return &sessiondb.Error{Code: sessiondb.ECONFLICT, Err: ErrOlderSchema, Message: fmt.Sprintf(
+				"postgres %s lacks schema migration %04d_%s (it is at %d, this sessiondb reads %d); run `sessiondb --db URL init` or `sessiondb doctor --fix` to upgrade it",
+				db.where, m.version, m.name, newest, latest)}
+		}
+	}
+	return nil
+}
+
+// appliedMigrations reads the versions schema_migrations records and the
+// newest of them; a version newer than every migration of ms (this build's)
+// is refused with ECONFLICT.
+func appliedMigrations(ctx context.Context, q querier, ms []migration) (map[int]bool, int, error) {
+	rows, err := q.Query(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, 0, err
+	}
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, 0, err
+	}
+	have := map[int]bool{}
+	newest := 0
+	for _, v := range applied {
+		have[int(v)] = true
+		newest = max(newest, int(v))
+	}
+	if latest := ms[len(ms)-1].version; newest > latest {
+		return nil, 0, sessiondb.Errorf(sessiondb.ECONFLICT,
+			"postgres: the database has schema version %d, newer than this sessiondb knows (%d); upgrade sessiondb", newest, latest)
+	}
+	return have, newest, nil
+}
+
+// writable refuses a write on a read-only store.
+func (db *DB) writable() error {
+	if !db.readOnly {
+		return nil
+	}
+	return sessiondb.Errorf(sessiondb.EPERM, "postgres %s was opened read-only; nothing was written. Open it without ReadOnly to write", db.where)
 }
 
 // Close releases the store's connections.
@@ -194,23 +287,9 @@ func (db *DB) migrate(ctx context.Context) error {
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return migrationErr("create schema_migrations", err)
 	}
-	rows, err := conn.Query(ctx, "SELECT version FROM schema_migrations")
+	have, _, err := appliedMigrations(ctx, conn, ms)
 	if err != nil {
 		return err
-	}
-	applied, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil {
-		return err
-	}
-	have := map[int]bool{}
-	newest := 0
-	for _, v := range applied {
-		have[int(v)] = true
-		newest = max(newest, int(v))
-	}
-	if latest := ms[len(ms)-1].version; newest > latest {
-		return sessiondb.Errorf(sessiondb.ECONFLICT,
-			"postgres: the database has schema version %d, newer than this sessiondb knows (%d); upgrade sessiondb", newest, latest)
 	}
 	// Every missing version is applied, in order, even one numbered below
 	// a version already there (two branches may land out of order).
@@ -254,11 +333,7 @@ func migrationErr(step string, err error) error {
 // connectErr turns a failure to reach or log in to the server into one
 // line naming the cause and the fix.
 func connectErr(cfg *pgxpool.Config, err error) error {
-	where := cfg.ConnConfig.Host
-	if !strings.HasPrefix(where, "/") {
-		where = net.JoinHostPort(where, strconv.Itoa(int(cfg.ConnConfig.Port)))
-	}
-	where += "/" + cfg.ConnConfig.Database
+	where := where(cfg)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
@@ -275,6 +350,16 @@ func connectErr(cfg *pgxpool.Config, err error) error {
 			Message: fmt.Sprintf("postgres %s: cannot connect (%s); check that the server runs and the host and port are right", where, redactURL(lastErrLine(err)))}
 	}
 	return fmt.Errorf("postgres %s: %w", where, err)
+}
+
+// where names the database cfg connects to, without a password:
+// host:port/database, or socket-directory/database.
+func where(cfg *pgxpool.Config) string {
+	w := cfg.ConnConfig.Host
+	if !strings.HasPrefix(w, "/") {
+		w = net.JoinHostPort(w, strconv.Itoa(int(cfg.ConnConfig.Port)))
+	}
+	return w + "/" + cfg.ConnConfig.Database
 }
 
 func lastErrLine(err error) string {
@@ -339,10 +424,20 @@ func (e *errCommitUnknown) Unwrap() error { return e.err }
 // transaction id (pg_xact_status) before any retry, so a retry never stores
 // a write twice. op names the operation in errors.
 func (db *DB) write(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
+	return db.retry(ctx, op, func() error { return db.writeOnce(ctx, fn) })
+}
+
+// retry runs attempt, one try of a write transaction, until it succeeds or
+// fails for good, as write describes. An attempt whose commit's answer was
+// lost returns an *errCommitUnknown carrying the transaction's id.
+func (db *DB) retry(ctx context.Context, op string, attemptOnce func() error) error {
+	if err := db.writable(); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(db.patience)
 	backoff := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := db.writeOnce(ctx, fn)
+		err := attemptOnce()
 		var unknown *errCommitUnknown
 		if errors.As(err, &unknown) {
 			committed, lookErr := db.committed(ctx, unknown.xid, deadline)
@@ -371,20 +466,29 @@ func (db *DB) write(ctx context.Context, op string, fn func(tx pgx.Tx) error) er
 	}
 }
 
-// writeOnce runs one attempt of a write transaction.
+// writeOnce runs one attempt of a write transaction. Its BEGIN and the
+// read of its transaction id go to the server in one round trip.
 func (db *DB) writeOnce(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	if err != nil {
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	var xid uint64
+	b.Queue("SELECT txid_current()").QueryRow(func(row pgx.Row) error { return row.Scan(&xid) })
+	br := db.pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	if err := br.Close(); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	if err := fn(tx); err != nil {
 		return err
 	}
-	var xid uint64
-	if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&xid); err != nil {
-		return err
-	}
+	return commit(ctx, tx, xid)
+}
+
+// commit commits tx, whose transaction id is xid; a commit whose answer
+// was lost is an *errCommitUnknown.
+func commit(ctx context.Context, tx pgx.Tx, xid uint64) error {
 	if err := tx.Commit(ctx); err != nil {
 		if isConnErr(err) {
 			return &errCommitUnknown{xid: xid, err: err}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -364,6 +365,7 @@ type MessageBatch struct {
 	origin string
 	cols   []string
 	rows   [][]any
+	text   []byte // rows in COPY's text format (copytext.go), or nil
 }
 
 // Len is the count of messages in the batch.
@@ -374,7 +376,18 @@ func (b *MessageBatch) Len() int { return len(b.rows) }
 // a message reads its session's source and model_config.
 func (db *DB) PrepareMessages(ctx context.Context, origin string, rows [][]any) (*MessageBatch, error) {
 	b, err := prepareMessages(ctx, db.pool, origin, rows)
-	return b, db.mapErr("prepare messages", err)
+	if err != nil {
+		return nil, db.mapErr("prepare messages", err)
+	}
+	// Encoded here, by the preparers, not by the writer of the batch.
+	var text []byte
+	for _, r := range b.rows {
+		if text, err = appendCopyRow(text, r); err != nil {
+			return b, nil // the binary COPY takes any value
+		}
+	}
+	b.text = text
+	return b, nil
 }
 
 // AppendBatch stores a prepared batch of messages the database does not
@@ -392,7 +405,16 @@ func (in *Ingest) AppendBatch(ctx context.Context, b *MessageBatch) (int64, erro
 	if _, err := in.tx.Exec(ctx, "SAVEPOINT append_messages"); err != nil {
 		return 0, err
 	}
-	n, err := in.tx.CopyFrom(ctx, pgx.Identifier{"messages"}, b.cols, pgx.CopyFromRows(b.rows))
+	var n int64
+	var err error
+	if b.text != nil {
+		var tag pgconn.CommandTag
+		tag, err = in.tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(b.text),
+			"COPY messages ("+quoteCols(b.cols)+") FROM STDIN")
+		n = tag.RowsAffected()
+	} else {
+		n, err = in.tx.CopyFrom(ctx, pgx.Identifier{"messages"}, b.cols, pgx.CopyFromRows(b.rows))
+	}
 	if err == nil {
 		_, err = in.tx.Exec(ctx, "RELEASE SAVEPOINT append_messages")
 		return n, err

@@ -81,10 +81,7 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	if len(where) > 0 {
 		cond = strings.Join(where, " AND ")
 	}
-	var total int
-	if err := db.pool.QueryRow(ctx, "SELECT COUNT(*) FROM sessions s WHERE "+cond, args...).Scan(&total); err != nil {
-		return nil, 0, db.mapErr("list sessions", err)
-	}
+	countArgs := args
 	order := `s.started_at DESC, s.id COLLATE "C" DESC`
 	if o.OrderByActivity {
 		// the freshest activity anywhere in the row's compression chain
@@ -101,28 +98,31 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	case o.Limit > 0:
 		limit = o.Limit
 	}
-	rows, err := db.pool.Query(ctx, "SELECT "+sessionColumns+", "+previewSQL+", "+lastActiveSQL+
-		" FROM sessions s WHERE "+cond+" ORDER BY "+order+" LIMIT "+arg(limit)+" OFFSET "+arg(max(o.Offset, 0)), args...)
-	if err != nil {
-		return nil, 0, db.mapErr("list sessions", err)
-	}
+	// The count and the page go to the server in one round trip.
+	var total int
 	var out []sessiondb.SessionSummary
-	for rows.Next() {
-		var preview *string
-		var sum sessiondb.SessionSummary
-		s, err := scanSession(withExtra{rows, []any{&preview, &sum.LastActive}})
-		if err != nil {
-			rows.Close()
-			return nil, 0, db.mapErr("list sessions", err)
+	b := &pgx.Batch{}
+	b.Queue("SELECT COUNT(*) FROM sessions s WHERE "+cond, countArgs...).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&total)
+	})
+	b.Queue("SELECT "+sessionColumns+", "+previewSQL+", "+lastActiveSQL+
+		" FROM sessions s WHERE "+cond+" ORDER BY "+order+" LIMIT "+arg(limit)+" OFFSET "+arg(max(o.Offset, 0)), args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var preview *string
+			var sum sessiondb.SessionSummary
+			s, err := scanSession(withExtra{rows, []any{&preview, &sum.LastActive}})
+			if err != nil {
+				return err
+			}
+			sum.Session = *s
+			if preview != nil {
+				sum.Preview = sessiondb.Preview(fromPG(*preview))
+			}
+			out = append(out, sum)
 		}
-		sum.Session = *s
-		if preview != nil {
-			sum.Preview = sessiondb.Preview(fromPG(*preview))
-		}
-		out = append(out, sum)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return rows.Err()
+	})
+	if err := db.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, 0, db.mapErr("list sessions", err)
 	}
 	for i := range out {

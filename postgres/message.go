@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -79,59 +80,185 @@ func (db *DB) AppendMessage(ctx context.Context, m sessiondb.NewMessage) (int64,
 	if err != nil {
 		return 0, err
 	}
-	var id int64
-	err = db.write(ctx, fmt.Sprintf("append message to %q", m.SessionID), func(tx pgx.Tx) error {
-		targets, _, err := lockAppendable(ctx, tx, []string{m.SessionID})
-		if err != nil {
-			return err
-		}
-		ids, err := db.insertMessages(ctx, tx, targets, []string{m.SessionID}, []*sessiondb.PreparedMessage{p})
-		if err != nil {
-			return err
-		}
-		id = ids[0]
-		return bumpCounters(ctx, tx, m.SessionID, 1, p.CountedCalls())
-	})
+	ids, err := db.appendTo(ctx, fmt.Sprintf("append message to %q", m.SessionID), m.SessionID, []*sessiondb.PreparedMessage{p})
 	if err != nil {
 		return 0, err
 	}
-	return id, nil
+	return ids[0], nil
 }
 
 // AppendMessages appends ms to one session in a single transaction: all of
 // them or none. Reasoning is kept for assistant rows only, as Hermes does.
 func (db *DB) AppendMessages(ctx context.Context, sessionID string, ms []sessiondb.NewMessage) (int, error) {
 	ps := make([]*sessiondb.PreparedMessage, len(ms))
-	calls := 0
 	for i, m := range ms {
 		p, err := db.prepare(sessiondb.BatchMessage(m))
 		if err != nil {
 			return 0, fmt.Errorf("message %d: %w", i+1, err)
 		}
 		ps[i] = p
-		calls += p.CountedCalls()
 	}
 	if len(ps) == 0 {
 		return 0, nil
 	}
-	err := db.write(ctx, fmt.Sprintf("append %d messages to %q", len(ps), sessionID), func(tx pgx.Tx) error {
-		targets, _, err := lockAppendable(ctx, tx, []string{sessionID})
-		if err != nil {
-			return err
-		}
-		sessionIDs := make([]string, len(ps))
-		for i := range sessionIDs {
-			sessionIDs[i] = sessionID
-		}
-		if _, err := db.insertMessages(ctx, tx, targets, sessionIDs, ps); err != nil {
-			return err
-		}
-		return bumpCounters(ctx, tx, sessionID, len(ps), calls)
-	})
-	if err != nil {
+	if _, err := db.appendTo(ctx, fmt.Sprintf("append %d messages to %q", len(ps), sessionID), sessionID, ps); err != nil {
 		return 0, err
 	}
 	return len(ps), nil
+}
+
+// bumpAppendableSQL adds to the counters of a session that takes messages
+// (it exists and did not end with 'compression') and returns what the
+// search columns need of it and the transaction's id. The UPDATE locks the
+// row until the transaction ends, as lockAppendable does, and at READ
+// COMMITTED re-checks the condition on the newest version of a row another
+// writer changed meanwhile: the counters stay exact and an append never
+// lands in a session that a concurrent end closed.
+const bumpAppendableSQL = `UPDATE sessions SET message_count = COALESCE(message_count, 0) + $1,
+	tool_call_count = COALESCE(tool_call_count, 0) + $2
+	WHERE id = $3 AND NOT COALESCE(ended_at IS NOT NULL AND end_reason = 'compression', false)
+	RETURNING source, model_config, txid_current()`
+
+// appendTo appends ps to one session in one transaction and returns their
+// ids. See appendOnce.
+func (db *DB) appendTo(ctx context.Context, op, sessionID string, ps []*sessiondb.PreparedMessage) ([]int64, error) {
+	calls := 0
+	rows := make([]indexRow, len(ps))
+	for i, p := range ps {
+		calls += p.CountedCalls()
+		// Indexed as for a session that allows the trigram index: Trigram
+		// then says whether the row is a candidate.
+		x, err := indexMessage(indexInput{Role: p.Role, Content: p.Content, ToolName: p.ToolName, ToolCalls: p.ToolCalls})
+		if err != nil {
+			return nil, db.mapErr(op, err)
+		}
+		rows[i] = x
+	}
+	var ids []int64
+	err := db.retry(ctx, op, func() error {
+		var err error
+		ids, err = db.appendOnce(ctx, sessionID, ps, rows, calls)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// appendOnce is one attempt of appendTo, in two round trips: BEGIN, the
+// counters' UPDATE (bumpAppendableSQL) and every INSERT go in one
+// pipeline; COMMIT follows once the UPDATE said that the session takes
+// messages, else the transaction is rolled back and notAppendable says
+// why. The rows' trigram flag depends on the session (sessionTrigram),
+// which the pipeline learns only with its answer: it is guessed from the
+// last append to the session and corrected in the same transaction when
+// the guess was wrong.
+func (db *DB) appendOnce(ctx context.Context, sessionID string, ps []*sessiondb.PreparedMessage, rows []indexRow, calls int) ([]int64, error) {
+	guess := db.trigramGuess(sessionID)
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	var (
+		source string
+		config *string
+		xid    uint64
+		found  bool
+	)
+	b.Queue(bumpAppendableSQL, len(ps), calls, toPG(sessionID)).Query(func(rs pgx.Rows) error {
+		_, err := pgx.ForEachRow(rs, []any{&source, &config, &xid}, func() error {
+			found = true
+			return nil
+		})
+		return err
+	})
+	ids := make([]int64, len(ps))
+	for i, p := range ps {
+		x := rows[i]
+		x.Trigram = x.Trigram && guess
+		b.Queue(insertMessageSQL, append(db.insertArgs(sessionID, p), x.args()...)...).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&ids[i])
+		})
+	}
+	br := db.pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	err := br.Close()
+	if !found {
+		// The session is missing (an INSERT then failed on the foreign
+		// key) or closed (the INSERTs went in, and are rolled back).
+		var pe *pgconn.PgError
+		if err != nil && !(errors.As(err, &pe) && pe.Code == "23503") { // not foreign_key_violation
+			return nil, err
+		}
+		tx.Rollback(context.WithoutCancel(ctx))
+		return nil, db.notAppendable(ctx, sessionID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	allowed := sessionTrigram(fromPG(source), fromPGPtr(config))
+	db.rememberTrigram(sessionID, allowed)
+	if allowed != guess {
+		var fix []int64
+		for i, x := range rows {
+			if x.Trigram {
+				fix = append(fix, ids[i])
+			}
+		}
+		if len(fix) > 0 {
+			if _, err := tx.Exec(ctx, "UPDATE messages SET trigram = $1 WHERE id = ANY($2)", allowed, fix); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ids, commit(ctx, tx, xid)
+}
+
+// notAppendable is the error of an append to a session that did not take
+// it: missing, or ended with 'compression'. A session that takes messages
+// after all (created or reopened meanwhile) gives a serialization failure,
+// so that the append runs again.
+func (db *DB) notAppendable(ctx context.Context, sessionID string) error {
+	var compressed bool
+	err := db.pool.QueryRow(ctx, `SELECT COALESCE(ended_at IS NOT NULL AND end_reason = 'compression', false)
+		FROM sessions WHERE id = $1`, toPG(sessionID)).Scan(&compressed)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return sessiondb.Errorf(sessiondb.ENOTFOUND, "session %q not found; create it first (sessiondb new --id %s --source SOURCE)", sessionID, sessionID)
+	case err != nil:
+		return err
+	case compressed:
+		return sessiondb.Errorf(sessiondb.ECONFLICT, "session %q ended with compression; append to its continuation session instead", sessionID)
+	}
+	return &pgconn.PgError{Code: "40001", Message: "the session changed while the append ran"}
+}
+
+// sessionTrigram reports whether the rows of a session with this source
+// and model_config belong in the trigram index (see indexMessage): not a
+// cron or subagent session, not a delegate child.
+func sessionTrigram(source string, modelConfig *string) bool {
+	return source != "cron" && source != "subagent" && !delegated(modelConfig)
+}
+
+// trigramCacheSize bounds the sessions whose sessionTrigram an append
+// remembers; the cache starts over when it is full.
+const trigramCacheSize = 4096
+
+// trigramGuess is what the last append to the session learnt of
+// sessionTrigram; true (the common case) for a session not seen yet.
+func (db *DB) trigramGuess(sessionID string) bool {
+	db.trigramMu.Lock()
+	defer db.trigramMu.Unlock()
+	return !db.noTrigram[sessionID]
+}
+
+func (db *DB) rememberTrigram(sessionID string, allowed bool) {
+	db.trigramMu.Lock()
+	defer db.trigramMu.Unlock()
+	if db.noTrigram == nil || len(db.noTrigram) >= trigramCacheSize {
+		db.noTrigram = map[string]bool{}
+	}
+	db.noTrigram[sessionID] = !allowed
 }
 
 // insertMessages inserts ps (p i into session sessionIDs[i], one of

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/postgres"
 )
 
 func TestAppendRoundTripsAnyText(t *testing.T) {
@@ -248,5 +249,65 @@ func TestAppendRacesCompression(t *testing.T) {
 	}
 	if s, _ = db.Session(ctx, "s"); s.MessageCount != 0 || s.ToolCallCount != 0 {
 		t.Fatalf("counters after clear: %d %d", s.MessageCount, s.ToolCallCount)
+	}
+}
+
+// The trigram flag of an appended row depends on its session, which the
+// append's pipeline learns with its answer: a first append to a cron,
+// subagent or delegate session (guessed wrong) and later ones (guessed
+// from the first) both leave its rows out of the trigram index, and a
+// second store that guessed otherwise corrects its guess.
+func TestAppendTrigramFlagFollowsSession(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	sessions := []sessiondb.NewSession{
+		{ID: "cli", Source: "cli"},
+		{ID: "cron", Source: "cron"},
+		{ID: "sub", Source: "subagent"},
+		{ID: "del", Source: "cli", ModelConfig: `{"_delegate_from":"cli"}`},
+	}
+	want := map[string]bool{"cli": true, "cron": false, "sub": false, "del": false}
+	for _, s := range sessions {
+		if _, err := db.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := postgres.Open(ctx, db.Pool().Config().ConnString(), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for round, store := range []*postgres.DB{db, db, other} {
+		for _, s := range sessions {
+			if _, err := store.AppendMessage(ctx, sessiondb.NewMessage{SessionID: s.ID, Role: "user", Content: fmt.Sprintf("round %d", round)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := store.AppendMessages(ctx, s.ID, []sessiondb.NewMessage{{Role: "user", Content: "a"}, {Role: "tool", Content: "b"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rows, err := db.Pool().Query(ctx, "SELECT session_id, role, trigram FROM messages ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var sid, role string
+		var trigram bool
+		if err := rows.Scan(&sid, &role, &trigram); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if w := want[sid] && role != "tool"; trigram != w {
+			t.Errorf("session %s, %s row: trigram %v, want %v", sid, role, trigram, w)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3*4*3 {
+		t.Errorf("%d rows, want %d", n, 3*4*3)
 	}
 }

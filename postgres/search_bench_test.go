@@ -141,12 +141,34 @@ func BenchmarkSearch(b *testing.B) {
 				took = append(took, time.Since(t0))
 				n = len(hits)
 			}
-			sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "p95-ms")
+			reportLatencies(b, took)
 			b.ReportMetric(float64(n), "hits")
 		})
 	}
+	// The session list as the agent's picker reads it: 20 newest, with
+	// each one's preview and last activity.
+	b.Run("list_20", func(b *testing.B) {
+		var took []time.Duration
+		n := 0
+		for b.Loop() {
+			t0 := time.Now()
+			rows, _, err := db.ListSessions(ctx, sessiondb.ListOptions{Limit: 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			took = append(took, time.Since(t0))
+			n = len(rows)
+		}
+		reportLatencies(b, took)
+		b.ReportMetric(float64(n), "rows")
+	})
+}
+
+// reportLatencies reports the median and the 95th percentile of took.
+func reportLatencies(b *testing.B, took []time.Duration) {
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "p95-ms")
 }
 
 // logPlan logs EXPLAIN ANALYZE of the last statement a search of query

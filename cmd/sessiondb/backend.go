@@ -82,16 +82,22 @@ func (e *env) lacks(what string) error {
 // openPostgres connects to the PostgreSQL database at l, bringing its
 // schema up to date.
 func (e *env) openPostgres(ctx context.Context, l location) (*postgres.DB, error) {
+	return e.openPostgresMode(ctx, l, false)
+}
+
+// openPostgresMode connects to the PostgreSQL database at l; read-only, it
+// runs no migration and refuses every write (postgres.Options.ReadOnly).
+func (e *env) openPostgresMode(ctx context.Context, l location, readOnly bool) (*postgres.DB, error) {
 	limit, err := maxMessageBytes()
 	if err != nil {
 		return nil, err
 	}
-	return postgres.Open(ctx, l.name, postgres.Options{ConnectTimeout: e.connectTimeout, MaxMessageBytes: limit})
+	return postgres.Open(ctx, l.name, postgres.Options{ConnectTimeout: e.connectTimeout, MaxMessageBytes: limit, ReadOnly: readOnly})
 }
 
 // openServer opens the PostgreSQL database at l as a store.
-func (e *env) openServer(ctx context.Context, l location) (sessiondb.Store, error) {
-	db, err := e.openPostgres(ctx, l)
+func (e *env) openServer(ctx context.Context, l location, readOnly bool) (sessiondb.Store, error) {
+	db, err := e.openPostgresMode(ctx, l, readOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -101,14 +107,16 @@ func (e *env) openServer(ctx context.Context, l location) (sessiondb.Store, erro
 // openRead opens the database the command line names for reading. A
 // SQLite file is opened read-only: nothing is migrated, chmodded or
 // written, and a missing file is an error naming the path and the fixes.
-// Read commands use it.
+// A PostgreSQL database is opened read-only too: no migration runs, its
+// sessions are read-only, and a database without the current schema is an
+// error naming init and doctor --fix. Read commands use it.
 func (e *env) openRead(ctx context.Context) (sessiondb.Store, error) {
 	l, err := e.where()
 	if err != nil {
 		return nil, err
 	}
 	if l.pg {
-		return e.openServer(ctx, l)
+		return e.openServer(ctx, l, true)
 	}
 	db, err := e.openSQLiteRead(l)
 	if err != nil {
@@ -127,7 +135,7 @@ func (e *env) openWrite(ctx context.Context, create bool) (sessiondb.Store, erro
 		return nil, err
 	}
 	if l.pg {
-		return e.openServer(ctx, l)
+		return e.openServer(ctx, l, false)
 	}
 	db, err := e.openSQLiteWrite(l, create)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/postgres"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -185,7 +186,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUnsupported
 	}
 	fmt.Fprintf(stderr, "sessiondb %s: %v\n", cmd.name, err)
-	if errors.Is(err, sqlite.ErrNoDatabase) {
+	if errors.Is(err, sqlite.ErrNoDatabase) || errors.Is(err, postgres.ErrNoSchema) {
 		return exitError // no database at all, not a missing session
 	}
 	switch sessiondb.ErrorCode(err) {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sessiondb/sessiondb/internal/testenv"
 )
 
@@ -388,5 +390,63 @@ func TestPostgresCommands(t *testing.T) {
 	}
 	if rep["messages"] != 6.0 || rep["errors"] != 0.0 || rep["store"] != "database server" {
 		t.Errorf("bench --json = %v", rep)
+	}
+}
+
+// TestPostgresReadCommandsOpenReadOnly checks that the read commands open
+// PostgreSQL read-only: on a database without the schema they create
+// nothing and name init and doctor --fix; on one that lacks a migration
+// they refuse rather than migrate it; on a current one they read.
+func TestPostgresReadCommandsOpenReadOnly(t *testing.T) {
+	db := testenv.Postgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	count := func(q string, args ...any) int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	reads := [][]string{{"list"}, {"search", "docker"}, {"stats"}, {"export", "--all"}}
+	for _, args := range reads {
+		_, errOut, code := cli(t, db, "", args...)
+		if code != exitError {
+			t.Errorf("%s on an empty database: exit %d, want %d", args[0], code, exitError)
+		}
+		oneLine(t, errOut, "holds no sessiondb schema; create it with `sessiondb --db URL init` (or `sessiondb doctor --fix`)")
+	}
+	if n := count("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"); n != 0 {
+		t.Fatalf("read commands created %d tables", n)
+	}
+
+	mustCLI(t, db, "new", "--source", "cli", "--id", "s1")
+	mustCLI(t, db, "append", "s1", "--role", "user", "--content", "docker compose up")
+	for _, args := range append(reads, []string{"show", "s1"}, []string{"lineage", "s1"}) {
+		out, errOut, code := cli(t, db, "", args...)
+		if code != 0 || out == "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", args[0], code, out, errOut)
+		}
+	}
+	if out := mustCLI(t, db, "search", "docker", "--json"); !strings.Contains(out, "s1") {
+		t.Errorf("search found nothing: %s", out)
+	}
+
+	latest := count("SELECT max(version) FROM schema_migrations")
+	if _, err := conn.Exec(ctx, "DELETE FROM schema_migrations WHERE version = $1", latest); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := cli(t, db, "", "list")
+	if code == 0 {
+		t.Error("list on a database lacking a migration succeeded")
+	}
+	oneLine(t, errOut, "run `sessiondb --db URL init` or `sessiondb doctor --fix` to upgrade it")
+	if n := count("SELECT count(*) FROM schema_migrations WHERE version = $1", latest); n != 0 {
+		t.Error("list migrated the database")
 	}
 }
