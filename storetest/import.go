@@ -203,17 +203,17 @@ func testImport(t *testing.T, s *suite) {
 	t.Run("existing sessions are skipped, or replaced keeping their runtime state", func(t *testing.T) {
 		h := s.store(t)
 		h.create(sessiondb.NewSession{ID: "c-keep", Source: "cli", SessionKey: "local-key", StartedAt: base})
-		h.add("c-keep", user("already here", base+1), user("and here", base+2))
+		held := h.add("c-keep", user("already here", base+1), user("and here", base+2))
 		h.create(sessiondb.NewSession{ID: "holder", Source: "cli", StartedAt: base})
 		h.title("holder", "Taken")
-		h.add("holder", user("held", base+3))
+		last := h.add("holder", user("held", base+3))[0]
 		data := line(`"id":"c-keep","source":"cli","session_key":"file-key","title":"Kept title","started_at":1700000000`,
 			`{"id":1,"role":"user","content":"from the file","timestamp":1700000001}`) + "\n" +
 			line(`"id":"c-title","source":"cli","title":"Taken","started_at":1700000000`,
 				`{"role":"user","content":"title clash","timestamp":1700000002}`) + "\n" +
 			line(`"id":"c-new","source":"cli","session_key":"file-key-2","started_at":1700000000`,
-				`{"id":1,"role":"user","content":"first","timestamp":1700000003}`,
-				`{"id":2,"role":"assistant","content":"second","tool_calls":[{"id":"x","type":"function","function":{"name":"t","arguments":"{}"}}],"timestamp":1700000004}`,
+				fmt.Sprintf(`{"id":%d,"role":"user","content":"first","timestamp":1700000003}`, held[0]),
+				fmt.Sprintf(`{"id":%d,"role":"assistant","content":"second",`, held[1])+`"tool_calls":[{"id":"x","type":"function","function":{"name":"t","arguments":"{}"}}],"timestamp":1700000004}`,
 				`{"id":9000,"role":"tool","tool_call_id":"x","content":"third","timestamp":1700000005}`) + "\n"
 		before := h.snapshot()
 
@@ -233,15 +233,16 @@ func testImport(t *testing.T, s *suite) {
 		if h.exists("c-title") {
 			t.Error("the session whose title clashed was imported")
 		}
-		// Ids 1 and 2 are held: those messages get new ids after every id
-		// of the store, in order; 9000 is free and kept.
+		// The first two ids are held by c-keep (a backend's ids need not
+		// start at 1 nor be dense): those messages get new ids after every
+		// id of the store, in order; 9000 is free and kept.
 		if rep.Renumbered != 2 || rep.Messages != 3 {
 			t.Errorf("report %+v, want 3 messages written, 2 renumbered", rep)
 		}
 		ms := h.messages("c-new", sessiondb.MessageFilter{})
 		if len(ms) != 3 || ms[0].Content != "first" || ms[1].Content != "second" || ms[2].Content != "third" ||
-			ms[0].ID <= 3 || ms[1].ID <= ms[0].ID || ms[2].ID != 9000 {
-			t.Errorf("c-new messages %v (%d), want first, second, third with new ids above 3 and 9000", messageIDs(ms), len(ms))
+			ms[0].ID <= last || ms[1].ID <= ms[0].ID || ms[2].ID != 9000 {
+			t.Errorf("c-new messages %v (%d), want first, second, third with new ids above %d and 9000", messageIDs(ms), len(ms), last)
 		}
 		h.wantCounters("c-new", 3, 1)
 		if got := h.get("c-new").SessionKey; got != nil {
