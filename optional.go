@@ -56,6 +56,17 @@ type UsageReporter interface {
 	UsageStats(ctx context.Context, by string, since float64) ([]UsageRow, error)
 }
 
+// CostRanker is a store that finds its costliest sessions without
+// reading them all.
+type CostRanker interface {
+	// CostliestSessions returns up to limit sessions started at or after
+	// since (Unix seconds; 0: all) whose cost is above zero, the costliest
+	// first. A session's cost is its actual cost where one was recorded,
+	// else its estimate. Every session counts (children, archived and
+	// hidden ones too); among equal costs the newest comes first.
+	CostliestSessions(ctx context.Context, since float64, limit int) ([]*Session, error)
+}
+
 // DeletePlanner is a store that says what DeleteSession would delete
 // before it does (the session and its delegate children), so a caller can
 // ask first.

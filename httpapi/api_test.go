@@ -249,6 +249,25 @@ func testLineageStatsExport(t *testing.T, f *fixture) {
 		t.Errorf("until without day: %d %s", status, body)
 	}
 
+	// the costliest sessions of the whole store, the delegate child included
+	if !info["stats_costliest"] {
+		t.Errorf("info = %v: the store should rank sessions by cost", info)
+	}
+	var top struct{ Sessions []sessiondb.Session }
+	f.get(t, "/api/v1/stats/costliest?limit=5", &top)
+	var ids []string
+	for _, s := range top.Sessions {
+		ids = append(ids, s.ID)
+	}
+	if want := []string{servetest.Root, servetest.Tip, servetest.Docker, servetest.Project, servetest.Delegate}; !slices.Equal(ids, want) {
+		t.Errorf("costliest = %q, want %q", ids, want)
+	}
+	for _, bad := range []string{"limit=0", "limit=1001", "since=yesterday"} {
+		if status, body, _ := f.do(t, "GET", "/api/v1/stats/costliest?"+bad, ""); status != 400 {
+			t.Errorf("costliest?%s: %d %s", bad, status, body)
+		}
+	}
+
 	status, body, h := f.do(t, "GET", "/api/v1/sessions/"+servetest.Docker+"/export?format=md", "")
 	if status != 200 || h.Get("Content-Disposition") != `attachment; filename="`+servetest.Docker+`.md"` || !bytes.Contains(body, []byte("service name")) {
 		t.Fatalf("export md: %d %v %s", status, h, body)

@@ -153,6 +153,7 @@ func New(cfg Config) (*Server, error) {
 		{"DELETE", "/api/v1/sessions/{id}", true, s.deleteSession},
 		{"GET", "/api/v1/search", false, s.search},
 		{"GET", "/api/v1/stats", false, s.stats},
+		{"GET", "/api/v1/stats/costliest", false, s.costliest},
 		{"GET", "/api/v1/events", false, s.events},
 	}
 	mux := http.NewServeMux()
@@ -228,12 +229,14 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	_, usage := s.cfg.Store.(UsageReporter)
 	_, daily := s.cfg.Store.(DailyUsageReporter)
+	_, costs := s.cfg.Store.(sessiondb.CostRanker)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"read_only":       s.cfg.ReadOnly,
 		"auth":            s.cfg.Token != "",
 		"events":          s.hub != nil,
 		"stats":           usage,
 		"stats_day_model": usage && daily,
+		"stats_costliest": costs,
 	})
 }
 

@@ -97,6 +97,32 @@ func (s *Server) dayModelStats(w http.ResponseWriter, r *http.Request, since flo
 	writeJSON(w, http.StatusOK, map[string]any{"group_by": "day_model", "rows": rows})
 }
 
+// costliest serves GET /api/v1/stats/costliest?since&limit:
+// {"sessions":[…]}, the costliest sessions first (sessiondb.CostRanker).
+func (s *Server) costliest(w http.ResponseWriter, r *http.Request) {
+	rank, ok := s.cfg.Store.(sessiondb.CostRanker)
+	if !ok {
+		writeError(w, &apiError{http.StatusNotImplemented, codeNotImplemented, "this store cannot rank sessions by cost"})
+		return
+	}
+	q := &query{r: r}
+	limit := int(q.int("limit", 10, 1, maxPageSize))
+	since, err := parseTime(q.str("since"))
+	if err == nil {
+		err = q.err
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	sessions, err := rank.CostliestSessions(r.Context(), since, limit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": sessions})
+}
+
 // parseTime reads a date (local midnight) or Unix seconds; "" is 0.
 func parseTime(s string) (float64, error) {
 	if s == "" {

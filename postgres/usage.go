@@ -108,3 +108,26 @@ func (db *DB) SessionUsage(ctx context.Context, id string) ([]sessiondb.UsageRow
 		estimated_cost_usd, actual_cost_usd
 		FROM session_model_usage WHERE session_id = $1 ORDER BY COALESCE(first_seen, 0), model COLLATE "C"`, toPG(id))
 }
+
+// CostliestSessions returns up to limit sessions started at or after since
+// (0: all) that have a cost, the costliest first, as the SQLite store's
+// CostliestSessions: the actual cost where one was recorded, else the
+// estimate; every session counts; ties go to the newest.
+func (db *DB) CostliestSessions(ctx context.Context, since float64, limit int) ([]*sessiondb.Session, error) {
+	const cost = "COALESCE(NULLIF(s.actual_cost_usd, 0), s.estimated_cost_usd, 0)"
+	rows, err := db.pool.Query(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.started_at >= $1 AND "+
+		cost+" > 0 ORDER BY "+cost+` DESC, s.started_at DESC, s.id COLLATE "C" LIMIT $2`, since, limit)
+	if err != nil {
+		return nil, db.mapErr("costliest sessions", err)
+	}
+	defer rows.Close()
+	out := []*sessiondb.Session{}
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, db.mapErr("costliest sessions", err)
+		}
+		out = append(out, s)
+	}
+	return out, db.mapErr("costliest sessions", rows.Err())
+}

@@ -77,3 +77,27 @@ func (db *DB) SessionUsage(ctx context.Context, id string) ([]sessiondb.UsageRow
 		estimated_cost_usd, actual_cost_usd
 		FROM session_model_usage WHERE session_id = ? ORDER BY COALESCE(first_seen, 0), model`, id)
 }
+
+// CostliestSessions returns up to limit sessions started at or after since
+// (0: all) that have a cost, the costliest first: a session's cost is its
+// actual cost where one was recorded, else its estimate. Every session
+// counts, children, archived and hidden ones included; ties
+// go to the newest.
+func (db *DB) CostliestSessions(ctx context.Context, since float64, limit int) ([]*sessiondb.Session, error) {
+	const cost = "COALESCE(NULLIF(s.actual_cost_usd, 0), s.estimated_cost_usd, 0)"
+	rows, err := db.read.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.started_at >= ? AND "+
+		cost+" > 0 ORDER BY "+cost+" DESC, s.started_at DESC, s.id LIMIT ?", since, limit)
+	if err != nil {
+		return nil, db.mapErr("costliest sessions", err)
+	}
+	defer rows.Close()
+	out := []*sessiondb.Session{}
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, db.mapErr("costliest sessions", err)
+		}
+		out = append(out, s)
+	}
+	return out, db.mapErr("costliest sessions", rows.Err())
+}

@@ -86,6 +86,10 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) sessiondb.Store, o Opt
 	} {
 		t.Run(g.name, func(t *testing.T) { g.run(t, s) })
 	}
+	// Groups of optional interfaces run for a store that has them.
+	if _, ok := open(t).(sessiondb.CostRanker); ok {
+		t.Run("CostliestSessions", func(t *testing.T) { testCostliestSessions(t, s) })
+	}
 }
 
 // suite carries the open function and the options to every group.

@@ -304,6 +304,10 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("chart %d has no bars", i)
 			}
 		}
+		// the store ranks every session by cost, not the newest 200
+		if got := eval[string](t, ctx, `document.querySelectorAll('#stats-pane figure')[5].textContent`); !strings.Contains(got, "Top sessions by cost") || strings.Contains(got, "200") {
+			t.Errorf("the top-sessions chart reads %q", got)
+		}
 	})
 
 	t.Run("at 390 px one pane shows at a time", func(t *testing.T) {

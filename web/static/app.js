@@ -314,7 +314,8 @@ async function showStats() {
   try {
     const [total, days, models, sources, top] = await Promise.all([
       api('/stats'), state.info.stats_day_model ? api('/stats?group_by=day_model') : api('/stats?group_by=day'),
-      api('/stats?group_by=model'), api('/stats?group_by=source'), api('/sessions?limit=200&children=1&archived=1'),
+      api('/stats?group_by=model'), api('/stats?group_by=source'),
+      state.info.stats_costliest ? api('/stats/costliest?limit=10') : api('/sessions?limit=200&children=1&archived=1'),
     ]);
     const t = total.rows[0] || {};
     const perDay = dayModel(days);
@@ -325,8 +326,11 @@ async function showStats() {
       m.cost += r.estimated_cost_usd || r.actual_cost_usd;
       byModel.set(r.key, m);
     }
+    // The store ranks every session by cost; one that cannot gets the 200
+    // newest ranked here, and the chart says so.
     const topCost = top.sessions.map(s => ({ ...s, cost: s.actual_cost_usd || s.estimated_cost_usd || 0 }))
       .filter(s => s.cost > 0).sort((a, b) => b.cost - a.cost).slice(0, 10);
+    const topLabel = state.info.stats_costliest ? 'Top sessions by cost' : 'Top sessions by cost (of the 200 newest)';
     clear(pane).append(
       h('h1', null, 'Usage'),
       h('dl', { class: 'totals' },
@@ -339,7 +343,7 @@ async function showStats() {
         bars([...byModel.values()], { label: 'Tokens by model', value: r => r.tokens, name: r => r.key }),
         bars([...byModel.values()].sort((a, b) => b.cost - a.cost), { label: 'Cost by model', value: r => r.cost, name: r => r.key, format: usd, series: 's1' }),
         bars(sources.rows, { label: 'Tokens by source', value: r => r.input_tokens + r.output_tokens, name: r => r.key, series: 's2' }),
-        bars(topCost, { label: 'Top sessions by cost (of the 200 newest)', value: r => r.cost, name: r => r.title || r.id, format: usd, series: 's3' })));
+        bars(topCost, { label: topLabel, value: r => r.cost, name: r => r.title || r.id, format: usd, series: 's3' })));
     for (const [i, s] of topCost.entries()) {
       const link = pane.querySelectorAll('figure')[5]?.querySelectorAll('rect')[i];
       link?.addEventListener('click', () => navigate('/s/' + encodeURIComponent(s.id)));
