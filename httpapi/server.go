@@ -14,12 +14,8 @@ import (
 )
 
 // UsageReporter is the optional interface of a Store that totals tokens,
-// API calls and cost of the sessions started in [since, ∞), grouped by
-// "model", "source" or "day" ("" for one grand total). The SQLite store
-// has it.
-type UsageReporter interface {
-	UsageStats(ctx context.Context, by string, since float64) ([]sessiondb.UsageRow, error)
-}
+// API calls and cost (sessiondb.UsageReporter; both stores have it).
+type UsageReporter = sessiondb.UsageReporter
 
 // DailyUsageReporter is the optional interface of a Store that totals
 // usage per day and model in one call: a map from the day (2026-05-01) to
