@@ -18,6 +18,7 @@ import (
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/httpapi"
 	"github.com/sessiondb/sessiondb/internal/servetest"
+	"github.com/sessiondb/sessiondb/internal/workload"
 	"github.com/sessiondb/sessiondb/sqlite"
 	"github.com/sessiondb/sessiondb/web"
 )
@@ -116,8 +117,9 @@ func pct(ts []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// BenchmarkLoad: 64 clients (SESSIONDB_LOAD_CLIENTS) over HTTP (search, list,
-// transcript pages, in turn) for SESSIONDB_LOAD_SECONDS (default 30) while
+// BenchmarkLoad: 64 clients (SESSIONDB_LOAD_CLIENTS) over HTTP (every other
+// request a search, each a different query of the banded set; list and
+// transcript pages in between) for SESSIONDB_LOAD_SECONDS (default 30) while
 // one writer appends ten messages a second and an event stream follows.
 // Each client sends its next request as soon as the last is answered (a
 // closed loop: latency is then the queue of 64 requests), or, with
@@ -148,7 +150,24 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 	paths := serverPaths(b, db)
-	order := []string{"search_word", "list_50", "messages", "search_cjk", "list", "messages_tail", "search_prefix", "search_phrase"}
+	// Half the requests are searches, each a different query of the banded
+	// set (workload.QuerySet: 244 queries, rare to frequent, CJK, Korean,
+	// filters) so that no cache answers them; the rest list and page.
+	var searches []string
+	for _, q := range workload.QuerySet() {
+		u := "/api/v1/search?q=" + url.QueryEscape(q.Query)
+		for _, src := range q.Sources {
+			u += "&source=" + url.QueryEscape(src)
+		}
+		searches = append(searches, u)
+	}
+	others := []string{paths["list_50"], paths["messages"], paths["list"], paths["messages_tail"]}
+	next := func(client, i int) string {
+		if i%2 == 0 {
+			return searches[(client*7+i/2)%len(searches)]
+		}
+		return others[(i/2)%len(others)]
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
 	defer cancel()
 
@@ -205,12 +224,13 @@ func BenchmarkLoad(b *testing.B) {
 			var mine []time.Duration
 			for i := c; ctx.Err() == nil; i++ {
 				start := time.Now()
-				resp, err := client.Get(ts.URL + paths[order[i%len(order)]])
+				path := next(c, i)
+				resp, err := client.Get(ts.URL + path)
 				if err == nil {
 					_, err = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					if err == nil && resp.StatusCode != 200 {
-						err = fmt.Errorf("%s: status %d", order[i%len(order)], resp.StatusCode)
+						err = fmt.Errorf("%s: status %d", path, resp.StatusCode)
 					}
 				}
 				if err != nil {
