@@ -110,7 +110,8 @@ func TestReliabilityRestartMidRun(t *testing.T) {
 		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: sid, Source: "cli"}); err != nil {
 			t.Fatal(err)
 		}
-		acked[sid] = map[int]bool{}
+		mine := map[int]bool{} // the goroutine writes its own map; acked is filled before it reads it
+		acked[sid] = mine
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -118,7 +119,7 @@ func TestReliabilityRestartMidRun(t *testing.T) {
 				_, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: sid, Role: "user", Content: fmt.Sprintf("%s #%d", sid, i)})
 				if err == nil {
 					mu.Lock()
-					acked[sid][i] = true
+					mine[i] = true
 					mu.Unlock()
 				} else {
 					t.Logf("%s #%d: %v", sid, i, err)
