@@ -29,6 +29,7 @@ type asUser struct {
 	wrap     []string // the command that switches to the user, or nil
 	uid, gid int
 	name     string // as doctor names it in a chown
+	env      []string
 }
 
 const nobody = 65534
@@ -61,6 +62,17 @@ func newAsUser(t *testing.T) *asUser {
 	if err != nil {
 		t.Fatal(err)
 	}
+	u.env = append(os.Environ(), benchWorkerEnv+"=1")
+	if os.Getenv("GOCOVERDIR") != "" && u.wrap != nil {
+		// A coverage-instrumented binary writes its counters to GOCOVERDIR
+		// on exit, and prints an error when the user cannot: give it a
+		// directory it can write (its counts are not merged into the run's).
+		cover := filepath.Join(u.base, "gocoverdir")
+		if err := os.Mkdir(cover, 0o777); err != nil || os.Chmod(cover, 0o777) != nil {
+			t.Fatalf("coverage directory for uid %d: %v", u.uid, err)
+		}
+		u.env = append(u.env, "GOCOVERDIR="+cover)
+	}
 	u.bin = filepath.Join(u.base, "sessiondb")
 	copyFile(t, self, u.bin, 0o755)
 	if out, _, code := u.run(t, "--version"); code != 0 {
@@ -92,7 +104,7 @@ func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 func (u *asUser) command(args ...string) *exec.Cmd {
 	argv := append(slices.Clone(u.wrap), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), benchWorkerEnv+"=1")
+	cmd.Env = u.env
 	cmd.Dir = u.base // the user may not enter the test's working directory
 	return cmd
 }
