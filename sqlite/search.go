@@ -320,15 +320,22 @@ const rankSlack = 8
 // stream; the filters are read per row, so the page is exact when it fills
 // within those K rows, and errIncomplete otherwise.
 //
-// A query of several phrases is sorted by FTS5 (rank MATCH). A query of one
-// phrase is read ahead by the function, which then knows the K best before
-// the first row: only those pass the WHERE term, and SQLite sorts them, so
-// joins run for about K rows and no sort holds every match. With
-// pageSnippets, the function also tells each row's place in that order, and
-// only the rows placed on the page get a snippet (each one tokenizes the
-// row's text again): should filtered-out rows push a page row past them,
-// errSnippets asks for a run that makes every snippet.
-// Both sorts keep tied rows in rowid order.
+// A query of one phrase that is not a prefix goes to matchTop: the function
+// finds the K best in one read of the phrase's rows and returns their ids,
+// and only those rows are read again. When filtered-out rows leave the
+// page short of K, matchTop asks again with a K eight times larger (up to
+// rankMaxK) before errIncomplete.
+//
+// A query of several phrases is sorted by FTS5 (rank MATCH). A prefix is
+// read ahead by the function, which then knows the K best before the first
+// row: only those pass the WHERE term, and SQLite sorts them, so joins run
+// for about K rows and no sort holds every match (the prefix's rows are
+// merged once per FTS5 cursor, so fetching the K rows by id, each a cursor,
+// would merge them K times). With pageSnippets, the function also tells
+// each row's place in that order, and only the rows placed on the page get
+// a snippet (each one tokenizes the row's text again): should
+// filtered-out rows push a page row past them, errSnippets asks for a run
+// that makes every snippet. Both sorts keep tied rows in rowid order.
 func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippets bool) ([]sessiondb.SearchHit, error) {
 	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
 	case "newest", "oldest":
@@ -337,6 +344,14 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	want := s.o.Offset + s.o.Limit
 	k := want + rankSlack
 	one := onePhrase.MatchString(q)
+	if one && !strings.HasSuffix(q, "*") {
+		for ; ; k *= 8 {
+			hits, err := s.matchTop(ctx, table, q, k, pageSnippets)
+			if err != errIncomplete || k >= rankMaxK/8 {
+				return hits, err
+			}
+		}
+	}
 	pageSnippets = pageSnippets && one
 	snippet := s.snippetSQL(table)
 	if pageSnippets {
@@ -351,6 +366,49 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		stmt += " AND " + table + ".rank MATCH ? ORDER BY rank"
 		args = append(args, fmt.Sprintf("sessiondb_bm25(%d, '%s')", k, table))
 	}
+	return s.rankedPage(ctx, stmt, args, k, pageSnippets)
+}
+
+// rankMaxK is the largest K matchTop asks for; rank.c scores every row
+// past 100,000.
+const rankMaxK = 100_000
+
+// matchTop answers a bm25-ordered page for a query of one phrase that is
+// not a prefix, with one statement: sessiondb_bm25(t, K, 't', 'top'),
+// called on the query's first row, reads the phrase's rows once and returns
+// the ids of the K best (ties with the K-th included) in rank order as a
+// JSON array; json_each walks it, and each id is looked up in the index
+// (MATCH with rowid =, which seeks in the phrase's rows) and joined to its
+// message and session. SQLite's cost is then K rows, not every match. The
+// array's index is the row's place, so the snippet is made for the page's
+// places only (see matchRanked). The function fails with SQLITE_RANGE when
+// it did not read the rows ahead (a K past rankMaxK, a phrase with over a
+// million rows that can still rank): errIncomplete.
+func (s *searcher) matchTop(ctx context.Context, table, q string, k int, pageSnippets bool) ([]sessiondb.SearchHit, error) {
+	want := s.o.Offset + s.o.Limit
+	snippet := s.snippetSQL(table)
+	if pageSnippets {
+		snippet = fmt.Sprintf("CASE WHEN top.key BETWEEN %d AND %d THEN %s END", s.o.Offset, want-1, snippet)
+	}
+	where, fargs := s.filters()
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, snippet) + ", CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END" +
+		fmt.Sprintf(" FROM json_each((SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1)) AS top", table, k) +
+		" JOIN " + table + " ON " + table + ".rowid = top.value" +
+		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id" +
+		" WHERE " + table + " MATCH ? ORDER BY top.key"
+	hits, err := s.rankedPage(ctx, stmt, append(fargs, q, q), k, pageSnippets)
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrRange {
+		return nil, errIncomplete
+	}
+	return hits, err
+}
+
+// rankedPage reads the page of a ranked statement whose rows are the K best
+// matches in rank order (ties included) and then, perhaps, the rest ranked
+// last, each with the filters' verdict as its last column.
+func (s *searcher) rankedPage(ctx context.Context, stmt string, args []any, k int, pageSnippets bool) ([]sessiondb.SearchHit, error) {
+	want := s.o.Offset + s.o.Limit
 	rows, err := runSearch(ctx, s.db.read, stmt, args...)
 	if err != nil {
 		return nil, err

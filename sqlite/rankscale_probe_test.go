@@ -1,0 +1,99 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb"
+)
+
+// TestRankScaleProbe times the ranked-search queries of issue 17 on the
+// database named by SESSIONDB_RANK_PROBE_DB (a copy: it is opened for
+// writing), with a breakdown of where the time goes. Skipped without it.
+func TestRankScaleProbe(t *testing.T) {
+	path := os.Getenv("SESSIONDB_RANK_PROBE_DB")
+	if path == "" {
+		t.Skip("SESSIONDB_RANK_PROBE_DB not set")
+	}
+	db := MustOpenPath(t, path)
+	raw, err := sql.Open("sessiondb_sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	queries := []struct{ table, q string }{
+		{"messages_fts", "docker"},
+		{"messages_fts", `"docker deployment"`},
+		{"messages_fts", "deploy*"},
+		{"messages_fts_cjk", `"数据库迁移"`},
+		{"messages_fts_cjk", `"项目"`},
+	}
+	p50 := func(n int, f func()) time.Duration {
+		f()
+		lat := make([]time.Duration, n)
+		for i := range lat {
+			t0 := time.Now()
+			f()
+			lat[i] = time.Since(t0)
+		}
+		slices.Sort(lat)
+		return lat[n/2]
+	}
+	n := 11
+	if stmt := os.Getenv("SESSIONDB_RANK_PROBE_SQL"); stmt != "" {
+		if strings.HasPrefix(stmt, "EXPLAIN") {
+			rows, err := raw.Query(stmt, os.Getenv("SESSIONDB_RANK_PROBE_Q"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				t.Log(id, parent, detail)
+			}
+			return
+		}
+		// profile one statement: run it 200 times
+		var v any
+		for range 200 {
+			if err := raw.QueryRow(stmt, os.Getenv("SESSIONDB_RANK_PROBE_Q")).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	for _, qq := range queries {
+		search := p50(n, func() {
+			if _, err := db.Search(ctx, qq.q, sessiondb.SearchOptions{Limit: 20}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		line := fmt.Sprintf("%-22s search %7.2f ms", qq.q, float64(search.Microseconds())/1000)
+		for _, probe := range []struct{ name, sql string }{
+			{"count", "SELECT count(*) FROM %[1]s WHERE %[1]s MATCH ?"},
+			{"rank", "SELECT count(*) FROM %[1]s WHERE %[1]s MATCH ? AND sessiondb_bm25(%[1]s, 28, '%[1]s') < 1e300"},
+			{"ahead", "SELECT sessiondb_bm25(%[1]s, 28, '%[1]s') < 1e300 FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1"},
+			{"top", "SELECT length(sessiondb_bm25(%[1]s, 28, '%[1]s', 'top')) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1"},
+			{"bm25top", "SELECT max(rowid) FROM (SELECT rowid FROM %[1]s WHERE %[1]s MATCH ? ORDER BY bm25(%[1]s) LIMIT 20)"},
+		} {
+			var cnt int64
+			d := p50(n, func() {
+				if err := raw.QueryRow(fmt.Sprintf(probe.sql, qq.table), qq.q).Scan(&cnt); err != nil {
+					t.Fatal(err)
+				}
+			})
+			line += fmt.Sprintf("  %s %7.2f ms (%d)", probe.name, float64(d.Microseconds())/1000, cnt)
+		}
+		t.Log(line)
+	}
+}
