@@ -386,17 +386,15 @@ const rankMaxK = 100_000
 // million rows that can still rank): errIncomplete.
 func (s *searcher) matchTop(ctx context.Context, table, q string, k int, pageSnippets bool) ([]sessiondb.SearchHit, error) {
 	want := s.o.Offset + s.o.Limit
-	snippet := s.snippetSQL(table)
+	snippet := "(SELECT " + s.snippetSQL(table) + " FROM " + table + " WHERE " + table + " MATCH ?1 AND " + table + ".rowid = m.id)"
 	if pageSnippets {
 		snippet = fmt.Sprintf("CASE WHEN top.key BETWEEN %d AND %d THEN %s END", s.o.Offset, want-1, snippet)
 	}
 	where, fargs := s.filters()
 	stmt := "SELECT " + fmt.Sprintf(hitColumns, snippet) + ", CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END" +
-		fmt.Sprintf(" FROM json_each((SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1)) AS top", table, k) +
-		" JOIN " + table + " ON " + table + ".rowid = top.value" +
-		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id" +
-		" WHERE " + table + " MATCH ? ORDER BY top.key"
-	hits, err := s.rankedPage(ctx, stmt, append(fargs, q, q), k, pageSnippets)
+		fmt.Sprintf(" FROM json_each((SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)) AS top", table, k) +
+		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id ORDER BY top.key"
+	hits, err := s.rankedPage(ctx, stmt, append([]any{q}, fargs...), k, pageSnippets)
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.Code == sqlite3.ErrRange {
 		return nil, errIncomplete

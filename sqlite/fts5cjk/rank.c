@@ -67,6 +67,7 @@
 #define RANK_MAX_K 100000
 #define RANK_MAX_ROWS (1 << 20) /* rows read ahead at most; more: per row */
 #define RANK_CHECK_EVERY 1024   /* rows between looks at sqlite3_interrupt() */
+#define RANK_TAB 32             /* phrase counts with a length cut-off */
 
 /* RankRow is one row of a one-phrase query. */
 typedef struct RankRow {
@@ -201,10 +202,15 @@ typedef struct RankAhead {
   int nTopG;
   double *aTopG;  /* min-heap of the best nTopG (<= k) exact g so far */
   double cut;     /* rows below it are out, once nTopG == k */
+  /* aMaxLen[f]: the longest proven length at which a row where the phrase
+  ** occurs f times still reaches cut (-1: none); valid once nTopG == k */
+  int aMaxLen[RANK_TAB];
   sqlite3_int64 nLookup; /* lengths looked up (SESSIONDB_RANK_STATS) */
 } RankAhead;
 
-#define RANK_FLUSH_MIN 4096
+/* rows buffered before the first threshold pass, and at least between two;
+** a variable so that tests can make the passes frequent */
+int fts5cjk_rank_flush_min = 4096;
 
 /* rankG is bm25's term without the IDF factor, operation for operation. */
 static double rankG(const RankData *p, double f, double D){
@@ -245,6 +251,27 @@ static double rankCut(double t){
   return t - t * 1e-13;
 }
 
+/* rankMaxLens computes aMaxLen for the current cut: rankG falls (or stays)
+** as the length grows, every operation being monotonic, so a row whose
+** phrase occurs f < RANK_TAB times is below the cut exactly when its proven
+** length exceeds aMaxLen[f], which saves rankAheadCb two divisions a row. */
+static void rankMaxLens(RankAhead *a){
+  int f;
+  a->aMaxLen[0] = -1;
+  for(f = 1; f < RANK_TAB; f++){
+    sqlite3_int64 lo = -1, hi = 0x7fffffff;  /* g(lo) >= cut (or lo = -1), g(hi) < cut */
+    if( rankG(a->p, (double)f, (double)hi) >= a->cut ){
+      a->aMaxLen[f] = (int)hi;
+      continue;
+    }
+    while( hi - lo > 1 ){
+      sqlite3_int64 mid = lo + (hi - lo) / 2;
+      if( rankG(a->p, (double)f, (double)mid) >= a->cut ) lo = mid; else hi = mid;
+    }
+    a->aMaxLen[f] = (int)lo;
+  }
+}
+
 /* rankFlush runs the threshold algorithm on the buffered rows (in g): it
 ** looks up lengths in order of falling bound until no bound left reaches
 ** the K-th best exact g, then keeps only the rows at or above rankCut of
@@ -268,13 +295,14 @@ static int rankFlush(RankAhead *a){
     a->aRow[m - 1] = r;
     rankSiftDown(a->aRow, m - 1, 0);
   }
+  if( a->nTopG == p->k ) rankMaxLens(a);
   /* rows [0, m) are below the cut; of [m, nRow), keep those at or above it */
   for(i = m; i < a->nRow; i++){
     if( a->nTopG < p->k || a->aRow[i].score >= a->cut ) a->aRow[n++] = a->aRow[i];
   }
   a->nRow = n;
-  a->nFlush = n * 2 > RANK_FLUSH_MIN ? n * 2 : RANK_FLUSH_MIN;
-  if( a->nFlush < 4 * p->k ) a->nFlush = 4 * p->k;
+  a->nFlush = n * 2 > fts5cjk_rank_flush_min ? n * 2 : fts5cjk_rank_flush_min;
+  if( a->nFlush < 4 * p->k && fts5cjk_rank_flush_min > 1 ) a->nFlush = 4 * p->k;
   return SQLITE_OK;
 }
 
@@ -293,7 +321,7 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     return SQLITE_INTERRUPT;
   }
   if( a->bCountOnly ) return SQLITE_OK;
-  memset(p->aColMin, 0, sizeof(int) * (size_t)p->nCol);
+  for(i = 0; i < p->nCol; i++) p->aColMin[i] = 0;
   rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
   if( rc != SQLITE_OK ) return rc;
   for(; iCol >= 0; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)){
@@ -303,6 +331,9 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     }
   }
   for(i = 0; i < p->nCol; i++) nMinLen += p->aColMin[i];
+  if( a->nTopG == p->k && nFreq < RANK_TAB && nMinLen > a->aMaxLen[nFreq] ){
+    return SQLITE_OK;
+  }
   g = rankG(p, (double)nFreq, (double)nMinLen);
   if( a->nTopG == p->k && g < a->cut ) return SQLITE_OK;
   if( a->nRow == a->nAlloc ){
@@ -408,7 +439,8 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     a.p = p;
     a.db = db;
     a.bCountOnly = !(zTable && nPhrase == 1 && k > 0);
-    a.nFlush = 4 * k > RANK_FLUSH_MIN ? 4 * k : RANK_FLUSH_MIN;
+    a.nFlush = 4 * k > fts5cjk_rank_flush_min ? 4 * k : fts5cjk_rank_flush_min;
+    if( fts5cjk_rank_flush_min <= 1 ) a.nFlush = fts5cjk_rank_flush_min;
     a.sizes.db = db;
     if( !a.bCountOnly ){
       a.sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
