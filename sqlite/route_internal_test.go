@@ -73,10 +73,11 @@ func TestSearchPlans(t *testing.T) {
 	}
 }
 
-// TestSearchOneStatement: a one-word search whose best matches all pass
-// the filters is answered by one statement, snippets included (they are
-// made for the page's rows only); with filtered-out rows ahead of the page
-// it takes a second run, and every hit still has its snippet.
+// TestSearchOneStatement: a one-word search is answered by one statement,
+// snippets included (they are made for the page's rows only), also with
+// filtered-out rows ahead of the page; when they outnumber the spare rows
+// of the K best, it takes a second run, and every hit still has its
+// snippet.
 func TestSearchOneStatement(t *testing.T) {
 	ctx := context.Background()
 	var texts []string
@@ -105,9 +106,17 @@ func TestSearchOneStatement(t *testing.T) {
 	}
 	search(sessiondb.SearchOptions{Limit: 5}, 1)
 	search(sessiondb.SearchOptions{Limit: 5, Offset: 3}, 1)
-	// The best match (the shortest row) is inactive: the page's last row
-	// is placed past it.
+	// The best match (the shortest row) is inactive: the page's rows are
+	// numbered after the filters, so one statement still makes their
+	// snippets.
 	if _, err := db.write.ExecContext(ctx, "UPDATE messages SET active = 0, compacted = 0 WHERE content = 'needle'"); err != nil {
+		t.Fatal(err)
+	}
+	search(sessiondb.SearchOptions{Limit: 5}, 1)
+	// The 12 best are inactive, more than the 8 spare rows of K = 13: the
+	// page does not fill within the K best, and a second statement asks
+	// for more of them.
+	if _, err := db.write.ExecContext(ctx, "UPDATE messages SET active = 0, compacted = 0 WHERE length(content) < 6 + 4*12"); err != nil {
 		t.Fatal(err)
 	}
 	search(sessiondb.SearchOptions{Limit: 5}, 2)

@@ -323,8 +323,9 @@ const rankSlack = 8
 // A query of one phrase that is not a prefix goes to matchTop: the function
 // finds the K best in one read of the phrase's rows and returns their ids,
 // and only those rows are read again. When filtered-out rows leave the
-// page short of K, matchTop asks again with a K eight times larger (up to
-// rankMaxK) before errIncomplete.
+// page short within the K best, matchTop asks again with a larger K, from
+// the share of rows that passed the filters (at least twice K, up to
+// rankMaxK), before errIncomplete.
 //
 // A query of several phrases is sorted by FTS5 (rank MATCH). A prefix is
 // read ahead by the function, which then knows the K best before the first
@@ -345,11 +346,18 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	k := want + rankSlack
 	one := onePhrase.MatchString(q)
 	if one && !strings.HasSuffix(q, "*") {
-		for ; ; k *= 8 {
-			hits, err := s.matchTop(ctx, table, q, k, pageSnippets)
-			if err != errIncomplete || k >= rankMaxK/8 {
+		for {
+			hits, passed, err := s.matchTop(ctx, table, q, k)
+			if err != errIncomplete || k >= rankMaxK {
 				return hits, err
 			}
+			// Ask for as many rows again as the share passing the filters
+			// suggests (and a fifth more), at least twice as many.
+			next := k * 8
+			if passed > 0 {
+				next = max(2*k, int(float64(want+rankSlack)*float64(k)/float64(passed)*1.2))
+			}
+			k = min(next, rankMaxK)
 		}
 	}
 	pageSnippets = pageSnippets && one
@@ -374,32 +382,62 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 const rankMaxK = 100_000
 
 // matchTop answers a bm25-ordered page for a query of one phrase that is
-// not a prefix, with one statement: sessiondb_bm25(t, K, 't', 'top'),
-// called on the query's first row, reads the phrase's rows once and returns
-// the ids of the K best (ties with the K-th included) in rank order as a
-// JSON array; json_each walks it, and each id is looked up in the index
-// (MATCH with rowid =, which seeks in the phrase's rows) and joined to its
-// message and session. SQLite's cost is then K rows, not every match. The
-// array's index is the row's place, so the snippet is made for the page's
-// places only (see matchRanked). The function fails with SQLITE_RANGE when
-// it did not read the rows ahead (a K past rankMaxK, a phrase with over a
-// million rows that can still rank): errIncomplete.
-func (s *searcher) matchTop(ctx context.Context, table, q string, k int, pageSnippets bool) ([]sessiondb.SearchHit, error) {
-	want := s.o.Offset + s.o.Limit
-	snippet := "(SELECT " + s.snippetSQL(table) + " FROM " + table + " WHERE " + table + " MATCH ?1 AND " + table + ".rowid = m.id)"
-	if pageSnippets {
-		snippet = fmt.Sprintf("CASE WHEN top.key BETWEEN %d AND %d THEN %s END", s.o.Offset, want-1, snippet)
-	}
+// not a prefix, with one statement (one snapshot):
+// sessiondb_bm25(t, K, 't', 'top'), called on the query's first row, reads
+// the phrase's rows once and returns the ids of the K best (ties with the
+// K-th included) in rank order as a JSON array. json_each walks it (its
+// key is the row's place), each id is joined to its message and session
+// for the filters, and a window numbers the rows that pass them; only the
+// page's rows are then read in full, and only they get a snippet, from the
+// index with MATCH and rowid = (which seeks in the phrase's rows). SQLite's
+// cost is K rows, not every match. The first row comes back too, as a
+// marker carrying how many rows the array held: a short page is complete
+// when the array held fewer than K rows (every match), and errIncomplete
+// otherwise. The function fails with SQLITE_RANGE when it did not read the
+// rows ahead (a K past rankMaxK, a phrase with over a million rows that
+// can still rank): errIncomplete too.
+//
+// passed is how many of the array's rows passed the filters.
+func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits []sessiondb.SearchHit, passed int, err error) {
 	where, fargs := s.filters()
-	stmt := "SELECT " + fmt.Sprintf(hitColumns, snippet) + ", CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END" +
+	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
+	snippet := "CASE WHEN " + page + " THEN (SELECT " + s.snippetSQL(table) + " FROM " + table +
+		" WHERE " + table + " MATCH ?1 AND " + table + ".rowid = m.id) END"
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed" +
+		" FROM (SELECT id, place, ok, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n, count(*) OVER () AS total, sum(ok) OVER () AS passed" +
+		" FROM (SELECT m.id, top.key AS place, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
 		fmt.Sprintf(" FROM json_each((SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)) AS top", table, k) +
-		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id ORDER BY top.key"
-	hits, err := s.rankedPage(ctx, stmt, append([]any{q}, fargs...), k, pageSnippets)
+		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id)) AS w" +
+		" JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id" +
+		" WHERE (" + page + ") OR w.place = 0 ORDER BY w.place"
+	rows, err := runSearch(ctx, s.db.read, stmt, append([]any{q}, fargs...)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	total := 0
+	for rows.Next() {
+		var h sessiondb.SearchHit
+		var onPage bool
+		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &onPage, &total, &passed); err != nil {
+			return nil, 0, err
+		}
+		if onPage {
+			hits = append(hits, h)
+		}
+	}
+	err = rows.Err()
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.Code == sqlite3.ErrRange {
-		return nil, errIncomplete
+		return nil, 0, errIncomplete
 	}
-	return hits, err
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(hits) < s.o.Limit && total >= k {
+		return nil, passed, errIncomplete // the array held only the K best
+	}
+	return hits, passed, nil
 }
 
 // rankedPage reads the page of a ranked statement whose rows are the K best
