@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 // rankScaleStore holds 9,000 messages shaped like a large history, small:
@@ -140,11 +141,16 @@ func TestSearchRankAtScaleShapes(t *testing.T) {
 		{Limit: 20, Offset: 40, ExcludeSources: []string{"cli", "discord"}},
 		{Limit: 1},
 	}
-	for _, q := range queries {
-		for _, o := range options {
-			if got, want := rankGot(t, s, q, o), rankWant(t, s, q, o); !reflect.DeepEqual(got, want) {
-				t.Errorf("Search(%q, limit %d offset %d sources %v exclude %v)\n got %.300v\nwant %.300v",
-					q, o.Limit, o.Offset, o.Sources, o.ExcludeSources, got, want)
+	// Snippets come from one pass over the matches, or (past
+	// rankSeekHits matches; 0 here) from looking the page's rows up.
+	for _, seek := range []int{1 << 30, 0} {
+		defer sqlite.SetRankSeekHits(sqlite.SetRankSeekHits(seek))
+		for _, q := range queries {
+			for _, o := range options {
+				if got, want := rankGot(t, s, q, o), rankWant(t, s, q, o); !reflect.DeepEqual(got, want) {
+					t.Errorf("seek %d: Search(%q, limit %d offset %d sources %v exclude %v)\n got %.300v\nwant %.300v",
+						seek, q, o.Limit, o.Offset, o.Sources, o.ExcludeSources, got, want)
+				}
 			}
 		}
 	}

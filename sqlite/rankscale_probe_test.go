@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -43,21 +44,25 @@ func TestRankScaleProbe(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-			t.Fatal(err)
+		var ts syscall.Timespec
+		if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+			t.Fatal(e)
 		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		return time.Duration(ts.Nano())
 	}
+	var wall time.Duration // the wall-clock median of the last p50
 	p50 := func(n int, f func()) time.Duration {
 		f()
 		lat := make([]time.Duration, n)
+		walls := make([]time.Duration, n)
 		for i := range lat {
-			t0 := cpu()
+			t0, w0 := cpu(), time.Now()
 			f()
-			lat[i] = cpu() - t0
+			lat[i], walls[i] = cpu()-t0, time.Since(w0)
 		}
 		slices.Sort(lat)
+		slices.Sort(walls)
+		wall = walls[n/2]
 		return lat[n/2]
 	}
 	n := 21
@@ -102,7 +107,7 @@ func TestRankScaleProbe(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		line := fmt.Sprintf("%-22s search %7.2f ms", qq.q, float64(search.Microseconds())/1000)
+		line := fmt.Sprintf("%-22s search %7.2f ms (wall %7.2f)", qq.q, float64(search.Microseconds())/1000, float64(wall.Microseconds())/1000)
 		for _, probe := range []struct{ name, sql string }{
 			{"count", "SELECT count(*) FROM %[1]s WHERE %[1]s MATCH ?"},
 			{"rank", "SELECT count(*) FROM %[1]s WHERE %[1]s MATCH ? AND sessiondb_bm25(%[1]s, 28, '%[1]s') < 1e300"},
@@ -115,7 +120,7 @@ func TestRankScaleProbe(t *testing.T) {
 			var cnt int64
 			d := p50(n, func() {
 				if err := raw.QueryRow(fmt.Sprintf(probe.sql, qq.table), qq.q).Scan(&cnt); err != nil {
-					t.Fatal(err)
+					cnt = -1 // (the function of this build lacks the mode)
 				}
 			})
 			line += fmt.Sprintf("  %s %7.2f ms (%d)", probe.name, float64(d.Microseconds())/1000, cnt)
@@ -124,4 +129,4 @@ func TestRankScaleProbe(t *testing.T) {
 	}
 }
 
-const rusageThread = 1 // RUSAGE_THREAD (Linux)
+const clockThreadCPUTime = 3 // CLOCK_THREAD_CPUTIME_ID (Linux)

@@ -381,32 +381,41 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 // past 100,000.
 const rankMaxK = 100_000
 
+// rankSeekHits is the number of matches from which matchTop makes the
+// page's snippets by looking each row up in the index (MATCH and rowid =,
+// a seek in every segment for every token of the phrase, ~0.1 ms a row on
+// 100k messages) rather than by one pass over the matches (~50 ns a match).
+var rankSeekHits = 20_000
+
 // matchTop answers a bm25-ordered page for a query of one phrase that is
-// not a prefix, with one statement (one snapshot):
+// not a prefix. One statement (one snapshot) does the ranking:
 // sessiondb_bm25(t, K, 't', 'top'), called on the query's first row, reads
-// the phrase's rows once and returns the ids of the K best (ties with the
-// K-th included) in rank order as a JSON array. json_each walks it (its
+// the phrase's rows once and returns their number and the ids of the K best
+// (ties with the K-th included) in rank order; json_each walks the ids (its
 // key is the row's place), each id is joined to its message and session
 // for the filters, and a window numbers the rows that pass them; only the
-// page's rows are then read in full, and only they get a snippet, from the
-// index with MATCH and rowid = (which seeks in the phrase's rows). SQLite's
-// cost is K rows, not every match. The first row comes back too, as a
-// marker carrying how many rows the array held: a short page is complete
-// when the array held fewer than K rows (every match), and errIncomplete
-// otherwise. The function fails with SQLITE_RANGE when it did not read the
-// rows ahead (a K past rankMaxK, a phrase with over a million rows that
-// can still rank): errIncomplete too.
+// page's rows are read in full. SQLite's cost is K rows, not every match.
+// The first row comes back too, as a marker carrying how many rows the
+// array held: a short page is complete when the array held fewer than K
+// rows (every match), and errIncomplete otherwise. The function fails with
+// SQLITE_RANGE when it did not read the rows ahead (a K past rankMaxK, a
+// phrase with over a million rows that can still rank): errIncomplete too.
 //
-// passed is how many of the array's rows passed the filters.
+// With rankSeekHits matches or more, the same statement makes the page's
+// snippets, each row looked up in the index; with fewer, pageSnippets makes
+// them in one pass over the matches. passed is how many of the array's
+// rows passed the filters.
 func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits []sessiondb.SearchHit, passed int, err error) {
 	where, fargs := s.filters()
 	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
-	snippet := "CASE WHEN " + page + " THEN (SELECT " + s.snippetSQL(table) + " FROM " + table +
-		" WHERE " + table + " MATCH ?1 AND " + table + ".rowid = m.id) END"
-	stmt := "SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed" +
-		" FROM (SELECT id, place, ok, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n, count(*) OVER () AS total, sum(ok) OVER () AS passed" +
-		" FROM (SELECT m.id, top.key AS place, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
-		fmt.Sprintf(" FROM json_each((SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)) AS top", table, k) +
+	snippet := fmt.Sprintf("CASE WHEN %s AND w.hits >= %d THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
+		page, rankSeekHits, s.snippetSQL(table), table, table, table)
+	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k) +
+		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, w.hits" +
+		" FROM (SELECT id, place, ok, hits, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
+		" count(*) OVER () AS total, sum(ok) OVER () AS passed" +
+		" FROM (SELECT m.id, top.key AS place, json_extract(r.x, '$.hits') AS hits, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
+		" FROM r, json_each(r.x, '$.ids') AS top" +
 		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id)) AS w" +
 		" JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id" +
 		" WHERE (" + page + ") OR w.place = 0 ORDER BY w.place"
@@ -415,11 +424,11 @@ func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits [
 		return nil, 0, err
 	}
 	defer rows.Close()
-	total := 0
+	total, matches := 0, 0
 	for rows.Next() {
 		var h sessiondb.SearchHit
 		var onPage bool
-		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &onPage, &total, &passed); err != nil {
+		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &onPage, &total, &passed, &matches); err != nil {
 			return nil, 0, err
 		}
 		if onPage {
@@ -437,7 +446,58 @@ func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits [
 	if len(hits) < s.o.Limit && total >= k {
 		return nil, passed, errIncomplete // the array held only the K best
 	}
+	if matches < rankSeekHits && len(hits) > 0 {
+		if err := s.pageSnippets(ctx, table, q, hits); err != nil {
+			return nil, 0, err
+		}
+	}
 	return hits, passed, nil
+}
+
+// pageSnippets makes the snippets of hits, rows of table matching q, in
+// one pass over q's matches (a read of the phrase's rows, as ranking made).
+// It runs in a statement of its own: should a hit have stopped matching
+// meanwhile, errIncomplete sends the search to the exact path.
+func (s *searcher) pageSnippets(ctx context.Context, table, q string, hits []sessiondb.SearchHit) error {
+	ids := make([]string, len(hits))
+	at := make(map[int64]int, len(hits))
+	for i, h := range hits {
+		ids[i] = strconv.FormatInt(h.ID, 10)
+		at[h.ID] = i
+	}
+	texts := ""
+	if t, ok := snippetTexts[table]; ok && !s.db.legacy() {
+		texts = ", " + t // the row's texts, as in snippetSQL
+	}
+	// "+rowid" keeps the id list from becoming rowid lookups: FTS5 steps
+	// through the matches once, and SQLite tests each against the list.
+	stmt := "SELECT " + table + ".rowid, sessiondb_snippet(" + table + ", -1, '>>>', '<<<', '...', 40" + texts + ")" +
+		" FROM " + table + " JOIN messages m ON m.id = " + table + ".rowid" +
+		" WHERE " + table + " MATCH ? AND +" + table + ".rowid IN (SELECT value FROM json_each(?))"
+	rows, err := runSearch(ctx, s.db.read, stmt, q, "["+strings.Join(ids, ",")+"]")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var id int64
+		var snippet sql.NullString
+		if err := rows.Scan(&id, &snippet); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok && snippet.Valid {
+			hits[i].Snippet = &snippet.String
+			found++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if found < len(hits) {
+		return errIncomplete
+	}
+	return nil
 }
 
 // rankedPage reads the page of a ranked statement whose rows are the K best

@@ -97,6 +97,7 @@ typedef struct RankData {
   int nRow;
   RankRow *aRow;  /* read ahead: the rows that can be in the K best, by rowid */
   int iHint;      /* where the last rankAheadRow search ended */
+  sqlite3_int64 nHit; /* rows of the phrase (one-phrase queries) */
 } RankData;
 
 static double rankScore(const RankData *p, double D);
@@ -453,6 +454,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
       double idf = log((nRow - a.nHit + 0.5) / (a.nHit + 0.5));
       if( idf <= 0.0 ) idf = 1e-6;
       p->aIDF[i] = idf;
+      p->nHit = a.nHit;
       if( !a.bCountOnly ) rc = rankAhead(p, &a);
     }
     if( getenv("SESSIONDB_RANK_STATS") ){
@@ -566,9 +568,10 @@ static int rankRowValue(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   return SQLITE_OK;
 }
 
-/* rankTop returns the rowids of the rows read ahead, in rank order, as a
-** JSON array; it fails with SQLITE_RANGE when the rows were not read ahead
-** (not one phrase, no table name, K out of range, too many rows). */
+/* rankTop returns the rows read ahead as a JSON object: "hits", how many
+** rows the phrase has, and "ids", the rowids of the rows kept, in rank
+** order. It fails with SQLITE_RANGE when the rows were not read ahead (not
+** one phrase, no table name, K out of range, too many rows). */
 static void rankTop(const RankData *p, sqlite3_context *pCtx){
   sqlite3_int64 *aId;
   char *z;
@@ -579,18 +582,19 @@ static void rankTop(const RankData *p, sqlite3_context *pCtx){
     return;
   }
   /* a rowid takes at most 20 characters and a comma */
-  aId = (sqlite3_int64 *)sqlite3_realloc64(0, (unsigned long long)(p->nRow + 1) * (sizeof(sqlite3_int64) + 21) + 3);
+  aId = (sqlite3_int64 *)sqlite3_realloc64(0, (unsigned long long)(p->nRow + 2) * (sizeof(sqlite3_int64) + 21) + 32);
   if( aId == 0 ){
     sqlite3_result_error_code(pCtx, SQLITE_NOMEM);
     return;
   }
   z = (char *)&aId[p->nRow + 1];
   for(i = 0; i < p->nRow; i++) aId[p->aRow[i].u.iPlace] = p->aRow[i].iRowid;
-  z[n++] = '[';
+  n += (size_t)sprintf(z, "{\"hits\":%lld,\"ids\":[", (long long)p->nHit);
   for(i = 0; i < p->nRow; i++){
     n += (size_t)sprintf(&z[n], i ? ",%lld" : "%lld", (long long)aId[i]);
   }
   z[n++] = ']';
+  z[n++] = '}';
   z[n] = 0;
   sqlite3_result_text(pCtx, z, (int)n, (void (*)(void *))-1); /* SQLITE_TRANSIENT */
   sqlite3_free(aId);

@@ -243,8 +243,9 @@ func TestRankKOutOfRange(t *testing.T) {
 }
 
 // TestRankTop checks sessiondb_bm25(t, K, 't', 'top') against ORDER BY
-// bm25(t), rowid: the array holds exactly the rows whose bm25 is at least
-// as good as the K-th best (ties with it included), in that order; a query
+// bm25(t), rowid: its "ids" are exactly the rows whose bm25 is at least as
+// good as the K-th best (ties with it included), in that order, and its
+// "hits" the number of matches; a query
 // of several phrases, which is not read ahead, fails with SQLITE_RANGE.
 func TestRankTop(t *testing.T) {
 	db := rankDB(t)
@@ -279,9 +280,16 @@ func TestRankTop(t *testing.T) {
 				if err != nil {
 					t.Fatalf("flush %d, %s, K=%d: %v", flush, q, k, err)
 				}
-				var got []int64
-				if err := json.Unmarshal([]byte(top.String), &got); err != nil {
+				var res struct {
+					Hits int
+					IDs  []int64
+				}
+				if err := json.Unmarshal([]byte(top.String), &res); err != nil {
 					t.Fatalf("flush %d, %s, K=%d: %q: %v", flush, q, k, top.String, err)
+				}
+				got := res.IDs
+				if res.Hits != len(want) {
+					t.Errorf("flush %d, %s, K=%d: %d hits, want %d", flush, q, k, res.Hits, len(want))
 				}
 				n := min(k, len(want))
 				for n < len(want) && scores[n] == scores[n-1] {
