@@ -141,14 +141,14 @@ func TestSearchRankAtScaleShapes(t *testing.T) {
 		{Limit: 20, Offset: 40, ExcludeSources: []string{"cli", "discord"}},
 		{Limit: 1},
 	}
-	// Snippets come from one pass over the matches, or (past
-	// rankSeekHits matches; 0 here) from looking the page's rows up.
-	for _, seek := range []int{1 << 30, 0} {
-		defer sqlite.SetRankSeekHits(sqlite.SetRankSeekHits(seek))
+	// Snippets come from one pass over the matches, or from looking the
+	// page's rows up in the index.
+	for _, seek := range []int{1 << 20, 0} {
+		defer sqlite.SetRankSeekMicros(sqlite.SetRankSeekMicros(seek))
 		for _, q := range queries {
 			for _, o := range options {
 				if got, want := rankGot(t, s, q, o), rankWant(t, s, q, o); !reflect.DeepEqual(got, want) {
-					t.Errorf("seek %d: Search(%q, limit %d offset %d sources %v exclude %v)\n got %.300v\nwant %.300v",
+					t.Errorf("seek cost %d: Search(%q, limit %d offset %d sources %v exclude %v)\n got %.300v\nwant %.300v",
 						seek, q, o.Limit, o.Offset, o.Sources, o.ExcludeSources, got, want)
 				}
 			}

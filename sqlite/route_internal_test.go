@@ -74,8 +74,9 @@ func TestSearchPlans(t *testing.T) {
 }
 
 // TestSearchOneStatement: a one-word search is answered by one statement
-// that ranks, filters and reads the page, and (with fewer matches than
-// rankSeekHits) one more that makes the page's snippets, also with
+// that ranks, filters and reads the page, and (when looking the page's rows
+// up costs more than reading the matches) one more that makes the page's
+// snippets, also with
 // filtered-out rows ahead of the page; when they outnumber the spare rows
 // of the K best, the ranking runs again, and every hit still has its
 // snippet.
@@ -86,6 +87,7 @@ func TestSearchOneStatement(t *testing.T) {
 		texts = append(texts, "needle"+strings.Repeat(" hay", i))
 	}
 	db := searchDB(t, texts...)
+	defer SetRankSeekMicros(SetRankSeekMicros(1 << 20)) // snippets from a pass over the matches
 	statements := 0
 	searchHook = func(querier, string, []any) { statements++ }
 	defer func() { searchHook = nil }()

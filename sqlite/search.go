@@ -381,11 +381,12 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 // past 100,000.
 const rankMaxK = 100_000
 
-// rankSeekHits is the number of matches from which matchTop makes the
-// page's snippets by looking each row up in the index (MATCH and rowid =,
-// a seek in every segment for every token of the phrase, ~0.1 ms a row on
-// 100k messages) rather than by one pass over the matches (~50 ns a match).
-var rankSeekHits = 20_000
+// rankSeekMicros is what matchTop reckons looking one page row up in the
+// index costs, per token of the phrase (a seek in each of some 20 segments
+// for each token: 40–60 µs measured on 100k and 1M messages). The page's
+// snippets come from those lookups when they cost less than another pass
+// over the phrase's rows would, which the ranking just timed.
+var rankSeekMicros = 40
 
 // matchTop answers a bm25-ordered page for a query of one phrase that is
 // not a prefix. One statement (one snapshot) does the ranking:
@@ -401,20 +402,21 @@ var rankSeekHits = 20_000
 // SQLITE_RANGE when it did not read the rows ahead (a K past rankMaxK, a
 // phrase with over a million rows that can still rank): errIncomplete too.
 //
-// With rankSeekHits matches or more, the same statement makes the page's
-// snippets, each row looked up in the index; with fewer, pageSnippets makes
-// them in one pass over the matches. passed is how many of the array's
-// rows passed the filters.
+// When looking the page's rows up in the index costs less than reading the
+// phrase's rows again (rankSeekMicros), the same statement makes the page's
+// snippets that way; otherwise pageSnippets makes them in one pass over the
+// matches. passed is how many of the array's rows passed the filters.
 func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits []sessiondb.SearchHit, passed int, err error) {
 	where, fargs := s.filters()
 	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
-	snippet := fmt.Sprintf("CASE WHEN %s AND w.hits >= %d THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
-		page, rankSeekHits, s.snippetSQL(table), table, table, table)
+	seek := fmt.Sprintf("w.us >= %d * w.size", s.o.Limit*rankSeekMicros)
+	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
+		page, seek, s.snippetSQL(table), table, table, table)
 	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k) +
-		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, w.hits" +
-		" FROM (SELECT id, place, ok, hits, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
+		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, " + seek +
+		" FROM (SELECT id, place, ok, us, size, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
 		" count(*) OVER () AS total, sum(ok) OVER () AS passed" +
-		" FROM (SELECT m.id, top.key AS place, json_extract(r.x, '$.hits') AS hits, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
+		" FROM (SELECT m.id, top.key AS place, json_extract(r.x, '$.us') AS us, json_extract(r.x, '$.size') AS size, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
 		" FROM r, json_each(r.x, '$.ids') AS top" +
 		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id)) AS w" +
 		" JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id" +
@@ -424,11 +426,11 @@ func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits [
 		return nil, 0, err
 	}
 	defer rows.Close()
-	total, matches := 0, 0
+	total, seeked := 0, false
 	for rows.Next() {
 		var h sessiondb.SearchHit
 		var onPage bool
-		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &onPage, &total, &passed, &matches); err != nil {
+		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &onPage, &total, &passed, &seeked); err != nil {
 			return nil, 0, err
 		}
 		if onPage {
@@ -446,7 +448,7 @@ func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits [
 	if len(hits) < s.o.Limit && total >= k {
 		return nil, passed, errIncomplete // the array held only the K best
 	}
-	if matches < rankSeekHits && len(hits) > 0 {
+	if !seeked && len(hits) > 0 {
 		if err := s.pageSnippets(ctx, table, q, hits); err != nil {
 			return nil, 0, err
 		}

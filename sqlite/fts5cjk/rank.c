@@ -47,6 +47,7 @@
 */
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,7 @@ typedef struct RankData {
   RankRow *aRow;  /* read ahead: the rows that can be in the K best, by rowid */
   int iHint;      /* where the last rankAheadRow search ended */
   sqlite3_int64 nHit; /* rows of the phrase (one-phrase queries) */
+  sqlite3_int64 nReadUs; /* microseconds the read-ahead took */
 } RankData;
 
 static double rankScore(const RankData *p, double D);
@@ -411,6 +413,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
   int i, rc = SQLITE_OK, nPhrase, nCol;
+  struct timespec t0, t1;
   if( p ){
     *pp = p;
     return SQLITE_OK;
@@ -434,6 +437,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   rc = pApi->xRowCount(pFts, &nRow);
   if( rc == SQLITE_OK ) rc = pApi->xColumnTotalSize(pFts, -1, &nToken);
   if( rc == SQLITE_OK ) p->avgdl = (double)nToken / (double)nRow;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   for(i = 0; rc == SQLITE_OK && i < nPhrase; i++){
     RankAhead a;
     memset(&a, 0, sizeof(a));
@@ -466,6 +470,8 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     sqlite3_free(a.aTopG);
     sqlite3_free(a.aRow);
   }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  p->nReadUs = (sqlite3_int64)(t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
   if( rc == SQLITE_OK ) rc = pApi->xSetAuxdata(pFts, p, rankDataFree);
   if( rc != SQLITE_OK ){
     rankDataFree(p);
@@ -569,8 +575,9 @@ static int rankRowValue(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 }
 
 /* rankTop returns the rows read ahead as a JSON object: "hits", how many
-** rows the phrase has, and "ids", the rowids of the rows kept, in rank
-** order. It fails with SQLITE_RANGE when the rows were not read ahead (not
+** rows the phrase has, "size", its tokens, "us", the microseconds reading
+** its rows took (a caller's estimate of what another pass over them costs),
+** and "ids", the rowids of the rows kept, in rank order. It fails with SQLITE_RANGE when the rows were not read ahead (not
 ** one phrase, no table name, K out of range, too many rows). */
 static void rankTop(const RankData *p, sqlite3_context *pCtx){
   sqlite3_int64 *aId;
@@ -589,7 +596,8 @@ static void rankTop(const RankData *p, sqlite3_context *pCtx){
   }
   z = (char *)&aId[p->nRow + 1];
   for(i = 0; i < p->nRow; i++) aId[p->aRow[i].u.iPlace] = p->aRow[i].iRowid;
-  n += (size_t)sprintf(z, "{\"hits\":%lld,\"ids\":[", (long long)p->nHit);
+  n += (size_t)sprintf(z, "{\"hits\":%lld,\"size\":%d,\"us\":%lld,\"ids\":[",
+                       (long long)p->nHit, p->aSize[0], (long long)p->nReadUs);
   for(i = 0; i < p->nRow; i++){
     n += (size_t)sprintf(&z[n], i ? ",%lld" : "%lld", (long long)aId[i]);
   }
