@@ -44,6 +44,21 @@
 **
 **   CASE WHEN IFNULL(sessiondb_bm25(tbl, K, 'tbl', 'place'), 0) < n
 **   THEN snippet(...) END
+**
+** sessiondb_bm25(tbl, K, 'name', 'top'), called on a query's first row
+** (... WHERE tbl MATCH ? LIMIT 1), returns the read-ahead as JSON,
+** {"hits":N,"size":S,"us":T,"ids":[...]}: the phrase's rows, its tokens,
+** the microseconds the read took, and the ids of the rows scoring at least
+** the K-th best (ties included) in rank order, ties by rowid. A caller then
+** reads only those rows, and nothing steps over every match (see
+** DESIGN.md, "Top-k ranking at scale"). It fails with SQLITE_RANGE when the
+** query was not read ahead.
+**
+** The read-ahead does not keep every row: while reading, with the IDF not
+** yet known, rows are compared by bm25's term without it (rankG), and
+** threshold passes over a buffer (rankFlush) raise the K-th best exact
+** value; rows below it, by a margin that covers the rounding of the final
+** product, are dropped as they are read (RankAhead).
 */
 #include <math.h>
 #include <stdio.h>

@@ -17,10 +17,14 @@ import (
 	"github.com/sessiondb/sessiondb"
 )
 
-// TestRankScaleProbe times the ranked-search queries of issue 17 on the
+// BenchmarkRankScale times the ranked-search queries of issue 17 on the
 // database named by SESSIONDB_RANK_PROBE_DB (a copy: it is opened for
-// writing), with a breakdown of where the time goes. Skipped without it.
-func TestRankScaleProbe(t *testing.T) {
+// writing), with a breakdown of where the time goes, and logs the median
+// thread CPU time (and wall time) of 21 calls of each; skipped without it.
+// Run it once: -bench RankScale -benchtime 1x (see BENCHMARKS.md).
+// SESSIONDB_RANK_PROBE_SEARCH or _SQL (with _Q) instead repeat one search
+// or statement 200 times, for a profiler.
+func BenchmarkRankScale(t *testing.B) {
 	path := os.Getenv("SESSIONDB_RANK_PROBE_DB")
 	if path == "" {
 		t.Skip("SESSIONDB_RANK_PROBE_DB not set")
