@@ -512,28 +512,7 @@ static double rankScore(const RankData *p, double D){
 
 /* rankKeep records score among the k best so far (a min-heap). */
 static void rankKeep(RankData *p, double score){
-  double *h = p->aTop;
-  int i = 0, n;
-  if( p->nTop < p->k ){
-    i = p->nTop++;
-    while( i > 0 && h[(i - 1) / 2] > score ){
-      h[i] = h[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-    h[i] = score;
-    return;
-  }
-  if( score <= h[0] ) return;
-  n = p->nTop;
-  for(;;){
-    int c = 2 * i + 1;
-    if( c >= n ) break;
-    if( c + 1 < n && h[c + 1] < h[c] ) c++;
-    if( h[c] >= score ) break;
-    h[i] = h[c];
-    i = c;
-  }
-  h[i] = score;
+  rankHeapKeep(p->aTop, &p->nTop, p->k, score);
 }
 
 /* rankAheadRow finds a row of a read-ahead query among the kept rows. The
