@@ -476,6 +476,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
       p->nHit = a.nHit;
       if( !a.bCountOnly ) rc = rankAhead(p, &a);
     }
+    /* for measurements (BENCHMARKS.md, issue 17): what each read-ahead did */
     if( getenv("SESSIONDB_RANK_STATS") ){
       fprintf(stderr, "sessiondb_bm25: %lld hits, %d kept, %lld lengths looked up\n",
               (long long)a.nHit, p->nRow, (long long)a.nLookup);
