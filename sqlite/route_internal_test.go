@@ -73,10 +73,13 @@ func TestSearchPlans(t *testing.T) {
 	}
 }
 
-// TestSearchOneStatement: a one-word search whose best matches all pass
-// the filters is answered by one statement, snippets included (they are
-// made for the page's rows only); with filtered-out rows ahead of the page
-// it takes a second run, and every hit still has its snippet.
+// TestSearchOneStatement: a one-word search is answered by one statement
+// that ranks, filters and reads the page, and (when looking the page's rows
+// up costs more than reading the matches) one more that makes the page's
+// snippets, also with
+// filtered-out rows ahead of the page; when they outnumber the spare rows
+// of the K best, the ranking runs again, and every hit still has its
+// snippet.
 func TestSearchOneStatement(t *testing.T) {
 	ctx := context.Background()
 	var texts []string
@@ -84,6 +87,7 @@ func TestSearchOneStatement(t *testing.T) {
 		texts = append(texts, "needle"+strings.Repeat(" hay", i))
 	}
 	db := searchDB(t, texts...)
+	defer SetRankSeekMicros(SetRankSeekMicros(1 << 20)) // snippets from a pass over the matches
 	statements := 0
 	searchHook = func(querier, string, []any) { statements++ }
 	defer func() { searchHook = nil }()
@@ -103,14 +107,21 @@ func TestSearchOneStatement(t *testing.T) {
 			}
 		}
 	}
-	search(sessiondb.SearchOptions{Limit: 5}, 1)
-	search(sessiondb.SearchOptions{Limit: 5, Offset: 3}, 1)
-	// The best match (the shortest row) is inactive: the page's last row
-	// is placed past it.
+	search(sessiondb.SearchOptions{Limit: 5}, 2)
+	search(sessiondb.SearchOptions{Limit: 5, Offset: 3}, 2)
+	// The best match (the shortest row) is inactive: the page's rows are
+	// numbered after the filters, so the same two statements answer.
 	if _, err := db.write.ExecContext(ctx, "UPDATE messages SET active = 0, compacted = 0 WHERE content = 'needle'"); err != nil {
 		t.Fatal(err)
 	}
 	search(sessiondb.SearchOptions{Limit: 5}, 2)
+	// The 12 best are inactive, more than the 8 spare rows of K = 13: the
+	// page does not fill within the K best, and the ranking runs again
+	// with more of them.
+	if _, err := db.write.ExecContext(ctx, "UPDATE messages SET active = 0, compacted = 0 WHERE length(content) < 6 + 4*12"); err != nil {
+		t.Fatal(err)
+	}
+	search(sessiondb.SearchOptions{Limit: 5}, 3)
 }
 
 // searchDB opens a fresh store holding session "s" with one user message

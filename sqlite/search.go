@@ -320,15 +320,26 @@ const rankSlack = 8
 // stream; the filters are read per row, so the page is exact when it fills
 // within those K rows, and errIncomplete otherwise.
 //
-// A query of several phrases is sorted by FTS5 (rank MATCH). A query of one
-// phrase is read ahead by the function, which then knows the K best before
-// the first row: only those pass the WHERE term, and SQLite sorts them, so
-// joins run for about K rows and no sort holds every match. With
-// pageSnippets, the function also tells each row's place in that order, and
-// only the rows placed on the page get a snippet (each one tokenizes the
-// row's text again): should filtered-out rows push a page row past them,
-// errSnippets asks for a run that makes every snippet.
-// Both sorts keep tied rows in rowid order.
+// A query of the word index of one phrase that is not a prefix goes to
+// matchTop (measured on the CJK indexes, whose phrases are runs of several
+// bigrams with few matches, it was slower than the statement below): the
+// function
+// finds the K best in one read of the phrase's rows and returns their ids,
+// and only those rows are read again. When filtered-out rows leave the
+// page short within the K best, matchTop asks again with a larger K, from
+// the share of rows that passed the filters (at least twice K, up to
+// rankMaxK), before errIncomplete.
+//
+// A query of several phrases is sorted by FTS5 (rank MATCH). A prefix is
+// read ahead by the function, which then knows the K best before the first
+// row: only those pass the WHERE term, and SQLite sorts them, so joins run
+// for about K rows and no sort holds every match (the prefix's rows are
+// merged once per FTS5 cursor, so fetching the K rows by id, each a cursor,
+// would merge them K times). With pageSnippets, the function also tells
+// each row's place in that order, and only the rows placed on the page get
+// a snippet (each one tokenizes the row's text again): should
+// filtered-out rows push a page row past them, errSnippets asks for a run
+// that makes every snippet. Both sorts keep tied rows in rowid order.
 func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippets bool) ([]sessiondb.SearchHit, error) {
 	switch strings.ToLower(strings.TrimSpace(s.o.Sort)) {
 	case "newest", "oldest":
@@ -337,6 +348,21 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	want := s.o.Offset + s.o.Limit
 	k := want + rankSlack
 	one := onePhrase.MatchString(q)
+	if one && !strings.HasSuffix(q, "*") && table == "messages_fts" {
+		for {
+			hits, passed, err := s.matchTop(ctx, table, q, k)
+			if err != errIncomplete || k >= rankMaxK {
+				return hits, err
+			}
+			// Ask for as many rows again as the share passing the filters
+			// suggests (and a fifth more), at least twice as many.
+			next := k * 8
+			if passed > 0 {
+				next = max(2*k, int(float64(want+rankSlack)*float64(k)/float64(passed)*1.2))
+			}
+			k = min(next, rankMaxK)
+		}
+	}
 	pageSnippets = pageSnippets && one
 	snippet := s.snippetSQL(table)
 	if pageSnippets {
@@ -351,6 +377,139 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		stmt += " AND " + table + ".rank MATCH ? ORDER BY rank"
 		args = append(args, fmt.Sprintf("sessiondb_bm25(%d, '%s')", k, table))
 	}
+	return s.rankedPage(ctx, stmt, args, k, pageSnippets)
+}
+
+// rankMaxK is the largest K matchTop asks for; rank.c scores every row
+// past 100,000.
+const rankMaxK = 100_000
+
+// rankSeekMicros is what matchTop reckons looking one page row up in the
+// index costs, per token of the phrase (a seek in each of some 20 segments
+// for each token: 40–60 µs measured on 100k and 1M messages). The page's
+// snippets come from those lookups when they cost less than another pass
+// over the phrase's rows would, which the ranking just timed.
+var rankSeekMicros = 40
+
+// matchTop answers a bm25-ordered page for a query of one phrase that is
+// not a prefix. One statement (one snapshot) does the ranking:
+// sessiondb_bm25(t, K, 't', 'top'), called on the query's first row, reads
+// the phrase's rows once and returns their number and the ids of the K best
+// (ties with the K-th included) in rank order; json_each walks the ids (its
+// key is the row's place), each id is joined to its message and session
+// for the filters, and a window numbers the rows that pass them; only the
+// page's rows are read in full. SQLite's cost is K rows, not every match.
+// The first row comes back too, as a marker carrying how many rows the
+// array held: a short page is complete when the array held fewer than K
+// rows (every match), and errIncomplete otherwise. The function fails with
+// SQLITE_RANGE when it did not read the rows ahead (a K past rankMaxK, a
+// phrase with over a million rows that can still rank): errIncomplete too.
+//
+// When looking the page's rows up in the index costs less than reading the
+// phrase's rows again (rankSeekMicros), the same statement makes the page's
+// snippets that way; otherwise pageSnippets makes them in one pass over the
+// matches. passed is how many of the array's rows passed the filters.
+func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits []sessiondb.SearchHit, passed int, err error) {
+	where, fargs := s.filters()
+	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
+	seek := fmt.Sprintf("w.us >= %d * w.size", s.o.Limit*rankSeekMicros)
+	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
+		page, seek, s.snippetSQL(table), table, table, table)
+	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k) +
+		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, " + seek +
+		" FROM (SELECT id, place, ok, us, size, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
+		" count(*) OVER () AS total, sum(ok) OVER () AS passed" +
+		" FROM (SELECT m.id, top.key AS place, json_extract(r.x, '$.us') AS us, json_extract(r.x, '$.size') AS size, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
+		" FROM r, json_each(r.x, '$.ids') AS top" +
+		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id)) AS w" +
+		" JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id" +
+		" WHERE (" + page + ") OR w.place = 0 ORDER BY w.place"
+	rows, err := runSearch(ctx, s.db.read, stmt, append([]any{q}, fargs...)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	total, seeked := 0, false
+	for rows.Next() {
+		var h sessiondb.SearchHit
+		var onPage bool
+		if err := rows.Scan(&h.ID, &h.SessionID, &h.Role, &h.Snippet, &h.Timestamp, &h.ToolName, &h.Source, &h.Model, &h.SessionStarted, &onPage, &total, &passed, &seeked); err != nil {
+			return nil, 0, err
+		}
+		if onPage {
+			hits = append(hits, h)
+		}
+	}
+	err = rows.Err()
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrRange {
+		return nil, 0, errIncomplete
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(hits) < s.o.Limit && total >= k {
+		return nil, passed, errIncomplete // the array held only the K best
+	}
+	if !seeked && len(hits) > 0 {
+		if err := s.pageSnippets(ctx, table, q, hits); err != nil {
+			return nil, 0, err
+		}
+	}
+	return hits, passed, nil
+}
+
+// pageSnippets makes the snippets of hits, rows of table matching q, in
+// one pass over q's matches (a read of the phrase's rows, as ranking made).
+// It runs in a statement of its own: should a hit have stopped matching
+// meanwhile, errIncomplete sends the search to the exact path.
+func (s *searcher) pageSnippets(ctx context.Context, table, q string, hits []sessiondb.SearchHit) error {
+	ids := make([]string, len(hits))
+	at := make(map[int64]int, len(hits))
+	for i, h := range hits {
+		ids[i] = strconv.FormatInt(h.ID, 10)
+		at[h.ID] = i
+	}
+	texts := ""
+	if t, ok := snippetTexts[table]; ok && !s.db.legacy() {
+		texts = ", " + t // the row's texts, as in snippetSQL
+	}
+	// "+rowid" keeps the id list from becoming rowid lookups: FTS5 steps
+	// through the matches once, and SQLite tests each against the list.
+	stmt := "SELECT " + table + ".rowid, sessiondb_snippet(" + table + ", -1, '>>>', '<<<', '...', 40" + texts + ")" +
+		" FROM " + table + " JOIN messages m ON m.id = " + table + ".rowid" +
+		" WHERE " + table + " MATCH ? AND +" + table + ".rowid IN (SELECT value FROM json_each(?))"
+	rows, err := runSearch(ctx, s.db.read, stmt, q, "["+strings.Join(ids, ",")+"]")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var id int64
+		var snippet sql.NullString
+		if err := rows.Scan(&id, &snippet); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok && snippet.Valid {
+			hits[i].Snippet = &snippet.String
+			found++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if found < len(hits) {
+		return errIncomplete
+	}
+	return nil
+}
+
+// rankedPage reads the page of a ranked statement whose rows are the K best
+// matches in rank order (ties included) and then, perhaps, the rest ranked
+// last, each with the filters' verdict as its last column.
+func (s *searcher) rankedPage(ctx context.Context, stmt string, args []any, k int, pageSnippets bool) ([]sessiondb.SearchHit, error) {
+	want := s.o.Offset + s.o.Limit
 	rows, err := runSearch(ctx, s.db.read, stmt, args...)
 	if err != nil {
 		return nil, err

@@ -2,3 +2,5 @@ package fts5cjk
 
 // ShortcutLists exposes the shortcut's code point lists to the tests.
 var ShortcutLists = shortcutLists
+
+var SetRankFlushMin = setRankFlushMin

@@ -16,7 +16,8 @@
 // per-row cost for the others, which it ranks last. Given the table's name
 // as well, sessiondb_bm25(K, 'name'), a one-phrase query looks up the
 // lengths of only about K rows, and sessiondb_bm25(K, 'name', 'place') tells
-// each of the K best rows its place in rank order. And it registers
+// each of the K best rows its place in rank order, and sessiondb_bm25(K,
+// 'name', 'top') returns the ids of the K best at once. And it registers
 // sessiondb_snippet (snippet.c), which returns what FTS5's snippet() does
 // for the same arguments while tokenizing less.
 //

@@ -44,8 +44,25 @@
 **
 **   CASE WHEN IFNULL(sessiondb_bm25(tbl, K, 'tbl', 'place'), 0) < n
 **   THEN snippet(...) END
+**
+** sessiondb_bm25(tbl, K, 'name', 'top'), called on a query's first row
+** (... WHERE tbl MATCH ? LIMIT 1), returns the read-ahead as JSON,
+** {"hits":N,"size":S,"us":T,"ids":[...]}: the phrase's rows, its tokens,
+** the microseconds the read took, and the ids of the rows scoring at least
+** the K-th best (ties included) in rank order, ties by rowid. A caller then
+** reads only those rows, and nothing steps over every match (see
+** DESIGN.md, "Top-k ranking at scale"). It fails with SQLITE_RANGE when the
+** query was not read ahead.
+**
+** The read-ahead does not keep every row: while reading, with the IDF not
+** yet known, rows are compared by bm25's term without it (rankG), and
+** threshold passes over a buffer (rankFlush) raise the K-th best exact
+** value; rows below it, by a margin that covers the rounding of the final
+** product, are dropped as they are read (RankAhead).
 */
 #include <math.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,12 +83,14 @@
 #define RANK_MAX_K 100000
 #define RANK_MAX_ROWS (1 << 20) /* rows read ahead at most; more: per row */
 #define RANK_CHECK_EVERY 1024   /* rows between looks at sqlite3_interrupt() */
+#define RANK_TAB 32             /* phrase counts with a length cut-off */
 
 /* RankRow is one row of a one-phrase query. */
 typedef struct RankRow {
   sqlite3_int64 iRowid;
   double score;   /* its bound, then its score */
   int nFreq;
+  int nTok;       /* its length in tokens once looked up, else -1 */
   union {
     int nMinLen;  /* while bounded: the length its positions prove */
     int iPlace;   /* once kept: its place in rank order, from 0 */
@@ -94,6 +113,8 @@ typedef struct RankData {
   int nRow;
   RankRow *aRow;  /* read ahead: the rows that can be in the K best, by rowid */
   int iHint;      /* where the last rankAheadRow search ended */
+  sqlite3_int64 nHit; /* rows of the phrase (one-phrase queries) */
+  sqlite3_int64 nReadUs; /* microseconds the read-ahead took */
 } RankData;
 
 static double rankScore(const RankData *p, double D);
@@ -103,58 +124,6 @@ static void rankDataFree(void *pData){
   RankData *p = (RankData *)pData;
   sqlite3_free(p->aRow);
   sqlite3_free(p);
-}
-
-/* RankAhead collects the rows of a one-phrase query (rankAheadCb). */
-typedef struct RankAhead {
-  RankData *p;
-  sqlite3 *db;    /* polled for sqlite3_interrupt(): a read-ahead is long */
-  sqlite3_int64 nHit;
-  int nRow, nAlloc;
-  int bCountOnly; /* count the rows only: not one phrase, or too many */
-  RankRow *aRow;
-} RankAhead;
-
-/* rankAheadCb records a row of the phrase: its rowid, how often the phrase
-** occurs, and the length its positions prove. */
-static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
-                       void *pUserData){
-  RankAhead *a = (RankAhead *)pUserData;
-  RankData *p = a->p;
-  Fts5PhraseIter it;
-  int rc, iCol, iOff, i, nFreq = 0, nMinLen = 0;
-  a->nHit++;
-  if( a->nHit % RANK_CHECK_EVERY == 0 && a->db && sqlite3_is_interrupted(a->db) ){
-    return SQLITE_INTERRUPT;
-  }
-  if( a->bCountOnly ) return SQLITE_OK;
-  if( a->nRow == a->nAlloc ){
-    int n = a->nAlloc ? a->nAlloc * 2 : 256;
-    RankRow *aNew;
-    if( a->nRow >= RANK_MAX_ROWS ){
-      a->bCountOnly = 1;
-      return SQLITE_OK;
-    }
-    aNew = (RankRow *)sqlite3_realloc64(a->aRow, (unsigned long long)n * sizeof(RankRow));
-    if( aNew == 0 ) return SQLITE_NOMEM;
-    a->aRow = aNew;
-    a->nAlloc = n;
-  }
-  memset(p->aColMin, 0, sizeof(int) * (size_t)p->nCol);
-  rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
-  if( rc != SQLITE_OK ) return rc;
-  for(; iCol >= 0; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)){
-    nFreq++;
-    if( iCol < p->nCol && iOff + p->aSize[0] > p->aColMin[iCol] ){
-      p->aColMin[iCol] = iOff + p->aSize[0];
-    }
-  }
-  for(i = 0; i < p->nCol; i++) nMinLen += p->aColMin[i];
-  a->aRow[a->nRow].iRowid = pApi->xRowid(pFts);
-  a->aRow[a->nRow].nFreq = nFreq;
-  a->aRow[a->nRow].u.nMinLen = nMinLen;
-  a->nRow++;
-  return SQLITE_OK;
 }
 
 /* rankSiftDown restores the max-heap (by score) a[0..n) below a[i]. */
@@ -228,39 +197,216 @@ static int rankDocsize(RankSizes *s, sqlite3_int64 iRowid, int *pnTok){
   return rc;
 }
 
-/* rankAhead scores the rows a one-phrase query collected (see the top of
-** the file) and keeps in p->aRow those whose score can reach the K best. */
-static int rankAhead(RankData *p, RankAhead *a, sqlite3 *db, const char *zTable){
+/* RankAhead collects the rows of a one-phrase query (rankAheadCb) while
+** the phrase's rows are read. The phrase's IDF is not known before the
+** read ends (it counts them), so while reading, rows are compared by the
+** rest of bm25's term, g = (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))
+** (the score is 0.0 + IDF * g, and IDF > 0): the buffer aRow holds the rows
+** that can still be among the K best, each either bounded (nTok < 0, score
+** the bound g of its proven least length) or looked up (score its exact g).
+** When the buffer fills, rankFlush runs the threshold algorithm on it,
+** which raises the K-th best exact g, aTopG[0]; from then on a row whose
+** bound is below aTopG[0] by more than the rounding of the final product
+** can tie (rankCut) is dropped as it is read, and never stored.
+*/
+typedef struct RankAhead {
+  RankData *p;
+  sqlite3 *db;    /* polled for sqlite3_interrupt(): a read-ahead is long */
+  sqlite3_int64 nHit;
+  int nRow, nAlloc, nFlush;
+  int bCountOnly; /* count the rows only: not one phrase, or too many */
+  RankRow *aRow;
   RankSizes sizes;
+  int nTopG;
+  double *aTopG;  /* min-heap of the best nTopG (<= k) exact g so far */
+  double cut;     /* rows below it are out, once nTopG == k */
+  /* aMaxLen[f]: the longest proven length at which a row where the phrase
+  ** occurs f times still reaches cut (-1: none); valid once nTopG == k */
+  int aMaxLen[RANK_TAB];
+  sqlite3_int64 nLookup; /* lengths looked up (SESSIONDB_RANK_STATS) */
+} RankAhead;
+
+/* rows buffered before the first threshold pass, and at least between two;
+** a variable so that tests can make the passes frequent */
+int fts5cjk_rank_flush_min = 4096;
+
+/* rankG is bm25's term without the IDF factor, operation for operation. */
+static double rankG(const RankData *p, double f, double D){
+  const double k1 = RANK_K1, b = RANK_B;
+  return ( f * (k1 + 1.0) ) / ( f + k1 * (1 - b + b * D / p->avgdl) );
+}
+
+/* rankHeapKeep records v among the k best of the min-heap h of *pn values. */
+static void rankHeapKeep(double *h, int *pn, int k, double v){
+  int i = 0, n;
+  if( *pn < k ){
+    i = (*pn)++;
+    while( i > 0 && h[(i - 1) / 2] > v ){
+      h[i] = h[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+    h[i] = v;
+    return;
+  }
+  if( v <= h[0] ) return;
+  n = *pn;
+  for(;;){
+    int c = 2 * i + 1;
+    if( c >= n ) break;
+    if( c + 1 < n && h[c + 1] < h[c] ) c++;
+    if( h[c] >= v ) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = v;
+}
+
+/* rankCut is the g below which a row cannot reach the K-th best score: a
+** row with g < t * (1 - 1e-13) has IDF * g < IDF * t after rounding both
+** products (each off by at most 2^-53 of its value), so it cannot even tie
+** with a row of g >= t. */
+static double rankCut(double t){
+  return t - t * 1e-13;
+}
+
+/* rankMaxLens computes aMaxLen for the current cut: rankG falls (or stays)
+** as the length grows, every operation being monotonic, so a row whose
+** phrase occurs f < RANK_TAB times is below the cut exactly when its proven
+** length exceeds aMaxLen[f], which saves rankAheadCb two divisions a row. */
+static void rankMaxLens(RankAhead *a){
+  int f;
+  a->aMaxLen[0] = -1;
+  for(f = 1; f < RANK_TAB; f++){
+    sqlite3_int64 lo = -1, hi = 0x7fffffff;  /* g(lo) >= cut (or lo = -1), g(hi) < cut */
+    if( rankG(a->p, (double)f, (double)hi) >= a->cut ){
+      a->aMaxLen[f] = (int)hi;
+      continue;
+    }
+    while( hi - lo > 1 ){
+      sqlite3_int64 mid = lo + (hi - lo) / 2;
+      if( rankG(a->p, (double)f, (double)mid) >= a->cut ) lo = mid; else hi = mid;
+    }
+    a->aMaxLen[f] = (int)lo;
+  }
+}
+
+/* rankFlush runs the threshold algorithm on the buffered rows (in g): it
+** looks up lengths in order of falling bound until no bound left reaches
+** the K-th best exact g, then keeps only the rows at or above rankCut of
+** it. */
+static int rankFlush(RankAhead *a){
+  RankData *p = a->p;
   int i, m, n = 0, rc = SQLITE_OK;
-  sizes.db = db;
-  sizes.pBlob = 0;
-  sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
-  if( sizes.zTable == 0 ) return SQLITE_NOMEM;
+  for(i = a->nRow / 2 - 1; i >= 0; i--) rankSiftDown(a->aRow, a->nRow, i);
+  for(m = a->nRow; m > 0; m--){
+    RankRow r = a->aRow[0];
+    if( a->nTopG == p->k && r.score < a->cut ) break;
+    if( r.nTok < 0 ){
+      rc = rankDocsize(&a->sizes, r.iRowid, &r.nTok);
+      if( rc != SQLITE_OK ) return rc;
+      a->nLookup++;
+      r.score = rankG(p, (double)r.nFreq, (double)r.nTok);
+      rankHeapKeep(a->aTopG, &a->nTopG, p->k, r.score);
+      if( a->nTopG == p->k ) a->cut = rankCut(a->aTopG[0]);
+    }
+    a->aRow[0] = a->aRow[m - 1];
+    a->aRow[m - 1] = r;
+    rankSiftDown(a->aRow, m - 1, 0);
+  }
+  if( a->nTopG == p->k ) rankMaxLens(a);
+  /* rows [0, m) are below the cut; of [m, nRow), keep those at or above it */
+  for(i = m; i < a->nRow; i++){
+    if( a->nTopG < p->k || a->aRow[i].score >= a->cut ) a->aRow[n++] = a->aRow[i];
+  }
+  a->nRow = n;
+  a->nFlush = n * 2 > fts5cjk_rank_flush_min ? n * 2 : fts5cjk_rank_flush_min;
+  if( a->nFlush < 4 * p->k && fts5cjk_rank_flush_min > 1 ) a->nFlush = 4 * p->k;
+  return SQLITE_OK;
+}
+
+/* rankAheadCb records a row of the phrase that can still be among the K
+** best: its rowid, how often the phrase occurs, and the length its
+** positions prove. */
+static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                       void *pUserData){
+  RankAhead *a = (RankAhead *)pUserData;
+  RankData *p = a->p;
+  Fts5PhraseIter it;
+  int rc, iCol, iOff, i, nFreq = 0, nMinLen = 0;
+  double g;
+  a->nHit++;
+  if( a->nHit % RANK_CHECK_EVERY == 0 && a->db && sqlite3_is_interrupted(a->db) ){
+    return SQLITE_INTERRUPT;
+  }
+  if( a->bCountOnly ) return SQLITE_OK;
+  for(i = 0; i < p->nCol; i++) p->aColMin[i] = 0;
+  rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
+  if( rc != SQLITE_OK ) return rc;
+  for(; iCol >= 0; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)){
+    nFreq++;
+    if( iCol < p->nCol && iOff + p->aSize[0] > p->aColMin[iCol] ){
+      p->aColMin[iCol] = iOff + p->aSize[0];
+    }
+  }
+  for(i = 0; i < p->nCol; i++) nMinLen += p->aColMin[i];
+  if( a->nTopG == p->k && nFreq < RANK_TAB && nMinLen > a->aMaxLen[nFreq] ){
+    return SQLITE_OK;
+  }
+  g = rankG(p, (double)nFreq, (double)nMinLen);
+  if( a->nTopG == p->k && g < a->cut ) return SQLITE_OK;
+  if( a->nRow == a->nAlloc ){
+    int n = a->nAlloc ? a->nAlloc * 2 : 256;
+    RankRow *aNew;
+    if( a->nRow >= RANK_MAX_ROWS ){
+      a->bCountOnly = 1;
+      return SQLITE_OK;
+    }
+    aNew = (RankRow *)sqlite3_realloc64(a->aRow, (unsigned long long)n * sizeof(RankRow));
+    if( aNew == 0 ) return SQLITE_NOMEM;
+    a->aRow = aNew;
+    a->nAlloc = n;
+  }
+  a->aRow[a->nRow].iRowid = pApi->xRowid(pFts);
+  a->aRow[a->nRow].nFreq = nFreq;
+  a->aRow[a->nRow].nTok = -1;
+  a->aRow[a->nRow].u.nMinLen = nMinLen;
+  a->aRow[a->nRow].score = g;
+  a->nRow++;
+  if( a->nRow >= a->nFlush ) return rankFlush(a);
+  return SQLITE_OK;
+}
+
+/* rankAhead scores the rows a one-phrase query kept (see the top of the
+** file) with the phrase's IDF, now known, and keeps in p->aRow those whose
+** score reaches the K best: the threshold algorithm again, on the rows
+** rankAheadCb left, looking up the lengths not yet known. */
+static int rankAhead(RankData *p, RankAhead *a){
+  int i, m, n = 0, rc = SQLITE_OK;
   for(i = 0; i < a->nRow; i++){
-    p->aFreq[0] = (double)a->aRow[i].nFreq;
-    a->aRow[i].score = rankScore(p, (double)a->aRow[i].u.nMinLen);
+    RankRow *r = &a->aRow[i];
+    p->aFreq[0] = (double)r->nFreq;
+    r->score = rankScore(p, (double)(r->nTok >= 0 ? r->nTok : r->u.nMinLen));
   }
   /* Take rows by falling bound (a max-heap); scored rows move behind it. */
   for(i = a->nRow / 2 - 1; i >= 0; i--) rankSiftDown(a->aRow, a->nRow, i);
   for(m = a->nRow; rc == SQLITE_OK && m > 0; m--){
     RankRow r = a->aRow[0];
-    int nTok = 0;
     if( p->nTop == p->k && r.score < p->aTop[0] ) break;
-    if( m % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(db) ){
+    if( m % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(a->db) ){
       rc = SQLITE_INTERRUPT;
       break;
     }
-    rc = rankDocsize(&sizes, r.iRowid, &nTok);
-    p->aFreq[0] = (double)r.nFreq;
-    r.score = rankScore(p, (double)nTok);
+    if( r.nTok < 0 ){
+      rc = rankDocsize(&a->sizes, r.iRowid, &r.nTok);
+      a->nLookup++;
+      p->aFreq[0] = (double)r.nFreq;
+      r.score = rankScore(p, (double)r.nTok);
+    }
     rankKeep(p, r.score);
     a->aRow[0] = a->aRow[m - 1];
     a->aRow[m - 1] = r;
     rankSiftDown(a->aRow, m - 1, 0);
   }
-  sqlite3_blob_close(sizes.pBlob);
-  sqlite3_free(sizes.zTable);
   if( rc != SQLITE_OK ) return rc;
   /* rows [m, nRow) are scored; keep those reaching the K-th best */
   for(i = m; i < a->nRow; i++){
@@ -282,6 +428,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
   int i, rc = SQLITE_OK, nPhrase, nCol;
+  struct timespec t0, t1;
   if( p ){
     *pp = p;
     return SQLITE_OK;
@@ -305,22 +452,42 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   rc = pApi->xRowCount(pFts, &nRow);
   if( rc == SQLITE_OK ) rc = pApi->xColumnTotalSize(pFts, -1, &nToken);
   if( rc == SQLITE_OK ) p->avgdl = (double)nToken / (double)nRow;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   for(i = 0; rc == SQLITE_OK && i < nPhrase; i++){
     RankAhead a;
     memset(&a, 0, sizeof(a));
     a.p = p;
     a.db = db;
     a.bCountOnly = !(zTable && nPhrase == 1 && k > 0);
+    a.nFlush = 4 * k > fts5cjk_rank_flush_min ? 4 * k : fts5cjk_rank_flush_min;
+    if( fts5cjk_rank_flush_min <= 1 ) a.nFlush = fts5cjk_rank_flush_min;
+    a.sizes.db = db;
+    if( !a.bCountOnly ){
+      a.sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
+      a.aTopG = (double *)sqlite3_realloc64(0, (unsigned long long)k * sizeof(double));
+      if( a.sizes.zTable == 0 || a.aTopG == 0 ) rc = SQLITE_NOMEM;
+    }
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
-    rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
+    if( rc == SQLITE_OK ) rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
     if( rc == SQLITE_OK ){
       double idf = log((nRow - a.nHit + 0.5) / (a.nHit + 0.5));
       if( idf <= 0.0 ) idf = 1e-6;
       p->aIDF[i] = idf;
-      if( !a.bCountOnly ) rc = rankAhead(p, &a, db, zTable);
+      p->nHit = a.nHit;
+      if( !a.bCountOnly ) rc = rankAhead(p, &a);
     }
+    /* for measurements (BENCHMARKS.md, issue 17): what each read-ahead did */
+    if( getenv("SESSIONDB_RANK_STATS") ){
+      fprintf(stderr, "sessiondb_bm25: %lld hits, %d kept, %lld lengths looked up\n",
+              (long long)a.nHit, p->nRow, (long long)a.nLookup);
+    }
+    sqlite3_blob_close(a.sizes.pBlob);
+    sqlite3_free(a.sizes.zTable);
+    sqlite3_free(a.aTopG);
     sqlite3_free(a.aRow);
   }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  p->nReadUs = (sqlite3_int64)(t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
   if( rc == SQLITE_OK ) rc = pApi->xSetAuxdata(pFts, p, rankDataFree);
   if( rc != SQLITE_OK ){
     rankDataFree(p);
@@ -346,28 +513,7 @@ static double rankScore(const RankData *p, double D){
 
 /* rankKeep records score among the k best so far (a min-heap). */
 static void rankKeep(RankData *p, double score){
-  double *h = p->aTop;
-  int i = 0, n;
-  if( p->nTop < p->k ){
-    i = p->nTop++;
-    while( i > 0 && h[(i - 1) / 2] > score ){
-      h[i] = h[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-    h[i] = score;
-    return;
-  }
-  if( score <= h[0] ) return;
-  n = p->nTop;
-  for(;;){
-    int c = 2 * i + 1;
-    if( c >= n ) break;
-    if( c + 1 < n && h[c + 1] < h[c] ) c++;
-    if( h[c] >= score ) break;
-    h[i] = h[c];
-    i = c;
-  }
-  h[i] = score;
+  rankHeapKeep(p->aTop, &p->nTop, p->k, score);
 }
 
 /* rankAheadRow finds a row of a read-ahead query among the kept rows. The
@@ -423,6 +569,40 @@ static int rankRowValue(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   return SQLITE_OK;
 }
 
+/* rankTop returns the rows read ahead as a JSON object: "hits", how many
+** rows the phrase has, "size", its tokens, "us", the microseconds reading
+** its rows took (a caller's estimate of what another pass over them costs),
+** and "ids", the rowids of the rows kept, in rank order. It fails with SQLITE_RANGE when the rows were not read ahead (not
+** one phrase, no table name, K out of range, too many rows). */
+static void rankTop(const RankData *p, sqlite3_context *pCtx){
+  sqlite3_int64 *aId;
+  char *z;
+  size_t n = 0;
+  int i;
+  if( !p->bAhead ){
+    sqlite3_result_error_code(pCtx, SQLITE_RANGE);
+    return;
+  }
+  /* a rowid takes at most 20 characters and a comma */
+  aId = (sqlite3_int64 *)sqlite3_realloc64(0, (unsigned long long)(p->nRow + 2) * (sizeof(sqlite3_int64) + 21) + 32);
+  if( aId == 0 ){
+    sqlite3_result_error_code(pCtx, SQLITE_NOMEM);
+    return;
+  }
+  z = (char *)&aId[p->nRow + 1];
+  for(i = 0; i < p->nRow; i++) aId[p->aRow[i].u.iPlace] = p->aRow[i].iRowid;
+  n += (size_t)sprintf(z, "{\"hits\":%lld,\"size\":%d,\"us\":%lld,\"ids\":[",
+                       (long long)p->nHit, p->aSize[0], (long long)p->nReadUs);
+  for(i = 0; i < p->nRow; i++){
+    n += (size_t)sprintf(&z[n], i ? ",%lld" : "%lld", (long long)aId[i]);
+  }
+  z[n++] = ']';
+  z[n++] = '}';
+  z[n] = 0;
+  sqlite3_result_text(pCtx, z, (int)n, (void (*)(void *))-1); /* SQLITE_TRANSIENT */
+  sqlite3_free(aId);
+}
+
 static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                          sqlite3_context *pCtx, int nVal,
                          sqlite3_value **apVal){
@@ -434,11 +614,15 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   double v = 0.0;
   int rc;
 
-  if( zMode && strcmp(zMode, "place") != 0 ){
+  if( zMode && strcmp(zMode, "place") != 0 && strcmp(zMode, "top") != 0 ){
     sqlite3_result_error_code(pCtx, SQLITE_ERROR);
     return;
   }
   rc = rankData(pApi, pFts, k, zTable, sqlite3_context_db_handle(pCtx), &p);
+  if( rc == SQLITE_OK && zMode && zMode[0] == 't' ){
+    rankTop(p, pCtx);
+    return;
+  }
   if( rc == SQLITE_OK && zMode ){
     const RankRow *r = p->bAhead ? rankAheadRow(p, pApi->xRowid(pFts)) : 0;
     if( r ){

@@ -4,6 +4,7 @@ package fts5cjk_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -13,6 +14,8 @@ import (
 	"testing"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
 // TestRankContract checks sessiondb_bm25(t, K) and sessiondb_bm25(t, K,
@@ -27,6 +30,18 @@ import (
 // descending order.
 func TestRankContract(t *testing.T) {
 	db := rankDB(t)
+	// The read-ahead keeps only the rows that can still rank while it reads,
+	// in threshold passes over a buffer of at least 4,096 rows; 1 and 5 make
+	// a pass after almost every row of these small tables.
+	for _, flush := range []int{4096, 1, 5} {
+		t.Run(fmt.Sprintf("flush%d", flush), func(t *testing.T) {
+			defer fts5cjk.SetRankFlushMin(fts5cjk.SetRankFlushMin(flush))
+			testRankContract(t, db)
+		})
+	}
+}
+
+func testRankContract(t *testing.T, db *sql.DB) {
 	queries := []string{"alpha", "bravo", "juliet", "项目", `"alpha bravo"`, `"数据 项目"`, "ind*",
 		"c:golf", "alpha OR juliet", "alpha NOT bravo", "golf hotel", "nomatch"}
 	for _, q := range queries {
@@ -224,5 +239,71 @@ func TestRankKOutOfRange(t *testing.T) {
 				t.Errorf("%s: %d of %d rows differ from bm25", call, wrong, n)
 			}
 		}
+	}
+}
+
+// TestRankTop checks sessiondb_bm25(t, K, 't', 'top') against ORDER BY
+// bm25(t), rowid: its "ids" are exactly the rows whose bm25 is at least as
+// good as the K-th best (ties with it included), in that order, and its
+// "hits" the number of matches; a query
+// of several phrases, which is not read ahead, fails with SQLITE_RANGE.
+func TestRankTop(t *testing.T) {
+	db := rankDB(t)
+	for _, flush := range []int{4096, 1, 5} {
+		defer fts5cjk.SetRankFlushMin(fts5cjk.SetRankFlushMin(flush))
+		for _, q := range []string{"alpha", "bravo", "juliet", "项目", `"alpha bravo"`, `"数据 项目"`, "ind*", "c:golf", "nomatch"} {
+			var want []int64
+			var scores []float64
+			rows, err := db.Query(`SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid`, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id int64
+				var score float64
+				if err := rows.Scan(&id, &score); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, id)
+				scores = append(scores, score)
+			}
+			rows.Close()
+			for _, k := range []int{1, 5, 28, 400, 5000} {
+				var top sql.NullString
+				err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'top') FROM t WHERE t MATCH ? LIMIT 1`, k), q).Scan(&top)
+				if len(want) == 0 {
+					if err != sql.ErrNoRows {
+						t.Errorf("flush %d, %s, K=%d: %v %v; want no row", flush, q, k, top, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("flush %d, %s, K=%d: %v", flush, q, k, err)
+				}
+				var res struct {
+					Hits int
+					IDs  []int64
+				}
+				if err := json.Unmarshal([]byte(top.String), &res); err != nil {
+					t.Fatalf("flush %d, %s, K=%d: %q: %v", flush, q, k, top.String, err)
+				}
+				got := res.IDs
+				if res.Hits != len(want) {
+					t.Errorf("flush %d, %s, K=%d: %d hits, want %d", flush, q, k, res.Hits, len(want))
+				}
+				n := min(k, len(want))
+				for n < len(want) && scores[n] == scores[n-1] {
+					n++ // ties with the K-th
+				}
+				if !slices.Equal(got, want[:n]) {
+					t.Errorf("flush %d, %s, K=%d: top %v\nwant %v", flush, q, k, got, want[:n])
+				}
+			}
+		}
+	}
+	var se sqlite3.Error
+	err := db.QueryRow(`SELECT sessiondb_bm25(t, 5, 't', 'top') FROM t WHERE t MATCH 'alpha OR bravo' LIMIT 1`).Scan(new(string))
+	if !errors.As(err, &se) || se.Code != sqlite3.ErrRange {
+		t.Errorf("top of two phrases: %v; want SQLITE_RANGE", err)
 	}
 }
