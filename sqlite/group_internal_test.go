@@ -146,6 +146,23 @@ func (p *groupProbe) waitQueued(n int) {
 	}
 }
 
+// queueBehind issues append i as the leader of a group while the probe
+// holds its BEGIN n, queues k more appends behind it, releases the BEGIN
+// and returns the index of the next message.
+func (p *groupProbe) queueBehind(n, i, k int) int {
+	p.t.Helper()
+	release := p.hold(n)
+	p.append(i, true)
+	i++
+	p.waitEntered(n)
+	for range k {
+		p.append(i, false)
+		i++
+	}
+	release()
+	return i
+}
+
 // sizes waits for every append and returns the number of messages each
 // write committed, in order.
 func (p *groupProbe) sizes() []int64 {
@@ -184,15 +201,8 @@ func TestGroupCommitGrouping(t *testing.T) {
 	// leader takes the 9. While that one holds BEGIN 1, 3 more queue: the
 	// last group saw 10 writers (1 committed + 9 queued), so it takes the
 	// 3 as well.
-	release0, release1 := p.hold(0), p.hold(1)
-	p.append(i, true)
-	i++
-	p.waitEntered(0)
-	for range 9 {
-		p.append(i, false)
-		i++
-	}
-	release0()
+	release1 := p.hold(1)
+	i = p.queueBehind(0, i, 9)
 	p.waitEntered(1)
 	for range 3 {
 		p.append(i, false)
@@ -203,28 +213,12 @@ func TestGroupCommitGrouping(t *testing.T) {
 
 	// 2. The last group saw 12 writers: a leader holding BEGIN 2 with 20
 	// queued behind it takes them all in its commit.
-	release2 := p.hold(2)
-	p.append(i, true)
-	i++
-	p.waitEntered(2)
-	for range 20 {
-		p.append(i, false)
-		i++
-	}
-	release2()
+	i = p.queueBehind(2, i, 20)
 	p.wg.Wait()
 
 	// 3. With 70 queued behind the leader, its group stops at maxGroup:
 	// the leader's own and 63 more; the next group takes the other 7.
-	release3 := p.hold(3)
-	p.append(i, true)
-	i++
-	p.waitEntered(3)
-	for range 70 {
-		p.append(i, false)
-		i++
-	}
-	release3()
+	i = p.queueBehind(3, i, 70)
 
 	got := p.sizes()
 	if want := []int64{1, 12, 21, 64, 7}; fmt.Sprint(got) != fmt.Sprint(want) {
@@ -311,15 +305,7 @@ func TestGroupCommitErrors(t *testing.T) {
 	// lone append, succeeds.
 	p.fail(2, full)
 	p.fail(3, full)
-	release2 := p.hold(2)
-	p.append(i, true)
-	i++
-	p.waitEntered(2)
-	for range 4 {
-		p.append(i, false)
-		i++
-	}
-	release2()
+	i = p.queueBehind(2, i, 4)
 	p.wg.Wait()
 	p.append(i, true)
 	i++
