@@ -584,12 +584,17 @@ func isIOErr(err error) bool {
 }
 
 // isFTSCorrupt reports whether err is corruption scoped to an FTS5 index.
+// That includes a bare SQLITE_CONSTRAINT (no extended code): SQLite's own
+// constraints always carry one, so the bare code comes from a virtual
+// table, and the FTS5 indexes are the only ones a session database has.
+// FTS5 fails a write that way when its structure record is damaged (zeroed:
+// it then reuses segment ids its %_idx table still holds).
 func isFTSCorrupt(err error) bool {
 	var se sqlite3.Error
 	if !errors.As(err, &se) {
 		return false
 	}
-	if se.ExtendedCode == sqlite3.ErrCorruptVTab {
+	if se.ExtendedCode == sqlite3.ErrCorruptVTab || se.ExtendedCode == sqlite3.ErrNoExtended(sqlite3.ErrConstraint) {
 		return true
 	}
 	msg := se.Error()
