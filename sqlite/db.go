@@ -511,7 +511,7 @@ func (db *DB) writeTx(ctx context.Context, patience time.Duration, op string, fn
 		if !now.Before(deadline) {
 			return &sessiondb.Error{Code: sessiondb.EBUSY, Err: err, Message: fmt.Sprintf(
 				"%s: database is locked: another process held the write lock of %s for over %s; the database itself is healthy, try again later",
-				op, db.path, patience.Round(time.Second))}
+				op, db.path, roundPatience(patience))}
 		}
 		var pause time.Duration
 		if now.Sub(start) < writeRetrySlowAfter {
@@ -662,4 +662,13 @@ func mapErr(path string, readOnly bool, op string, err error) error {
 		return &sessiondb.Error{Code: sessiondb.EINVALID, Err: err, Message: op + ": value too large for SQLite"}
 	}
 	return &sessiondb.Error{Code: sessiondb.EINTERNAL, Err: err, Message: op + ": " + err.Error()}
+}
+
+// roundPatience shows a write patience as people set it: whole seconds,
+// or milliseconds below a second (not "0s").
+func roundPatience(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
