@@ -125,36 +125,25 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	if err := db.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, 0, db.mapErr("list sessions", err)
 	}
-	for i := range out {
-		sum := &out[i]
-		if o.RawChains || sum.EndReason == nil || *sum.EndReason != sessiondb.EndReasonCompression {
-			continue
-		}
-		tipID, err := db.compressionTip(ctx, sum.ID)
-		if err != nil {
-			return nil, 0, err
-		}
-		if tipID == sum.ID {
-			continue
-		}
-		tip, err := db.Session(ctx, tipID)
-		if err != nil {
-			return nil, 0, err
-		}
-		root := sum.ID
-		sum.LineageRootID = &root
-		sessiondb.ProjectTip(&sum.Session, tip)
-		var preview *string
-		// the tip's preview and activity; the chain started with its root
-		err = db.pool.QueryRow(ctx, "SELECT "+previewSQL+", "+lastActive("$2::double precision")+" FROM sessions s WHERE s.id = $1",
-			toPG(tipID), sum.StartedAt).Scan(&preview, &sum.LastActive)
-		if err != nil {
-			return nil, 0, db.mapErr("list sessions", err)
-		}
-		sum.Preview = ""
-		if preview != nil {
-			sum.Preview = sessiondb.Preview(fromPG(*preview))
-		}
+	err := sessiondb.ProjectChainTips(out, o,
+		func(id string) (string, error) { return db.compressionTip(ctx, id) },
+		func(id string) (*sessiondb.Session, error) { return db.Session(ctx, id) },
+		func(row *sessiondb.SessionSummary) error {
+			// the tip's preview and activity; the chain started with its root
+			var preview *string
+			err := db.pool.QueryRow(ctx, "SELECT "+previewSQL+", "+lastActive("$2::double precision")+" FROM sessions s WHERE s.id = $1",
+				toPG(row.ID), row.StartedAt).Scan(&preview, &row.LastActive)
+			if err != nil {
+				return db.mapErr("list sessions", err)
+			}
+			row.Preview = ""
+			if preview != nil {
+				row.Preview = sessiondb.Preview(fromPG(*preview))
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, 0, err
 	}
 	if out == nil {
 		out = []sessiondb.SessionSummary{}
