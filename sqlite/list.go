@@ -60,8 +60,8 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 			UNION SELECT c.id FROM sessions c
 			JOIN chain ON c.parent_session_id = chain.id JOIN sessions p ON p.id = chain.id
 			WHERE p.end_reason = 'compression')
-			SELECT MAX(` + strings.ReplaceAll(recencySQL, "s.", "x.") + `) FROM chain JOIN sessions x ON x.id = chain.id)
-			ELSE ` + recencySQL + ` END) DESC, s.started_at DESC, s.id DESC`
+			SELECT MAX(` + strings.ReplaceAll(lastActiveSQL, "s.", "x.") + `) FROM chain JOIN sessions x ON x.id = chain.id)
+			ELSE ` + lastActiveSQL + ` END) DESC, s.started_at DESC, s.id DESC`
 	}
 	limit := o.Limit
 	if limit == 0 {
@@ -172,11 +172,12 @@ func ensureUnlistedIndex(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// recencySQL is lastActiveSQL (prune.go) with the newest message found
-// by newestMessageSQL's one index probe instead of MAX(timestamp), which
-// read every index entry of the session: the same value, as an SQL
-// expression (the activity order sorts every listed session by it).
-var recencySQL = `COALESCE((SELECT MAX(v) FROM (SELECT s.last_activity_at AS v
+// lastActiveSQL is the recency of session s: its newest message or
+// activity stamp inside the sane window, else its start. The newest message
+// is found by newestMessageSQL's one index probe, not MAX(timestamp), which
+// read every index entry of the session (the activity order and prune
+// evaluate it for every session).
+var lastActiveSQL = `COALESCE((SELECT MAX(v) FROM (SELECT s.last_activity_at AS v
 	UNION ALL SELECT * FROM (SELECT m.timestamp FROM messages m WHERE m.session_id = s.id ORDER BY m.timestamp DESC LIMIT 1))
 	WHERE v BETWEEN ` + epochWindowSQL + `), s.started_at)`
 

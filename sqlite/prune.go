@@ -288,11 +288,6 @@ func (db *DB) DeleteTargets(ctx context.Context, id string) ([]string, error) {
 	return ids, db.mapErr("delete targets", err)
 }
 
-// lastActiveSQL is the recency of session s: its newest message or activity
-// stamp inside the sane window, else its start.
-var lastActiveSQL = `COALESCE((SELECT MAX(v) FROM (SELECT s.last_activity_at AS v
-	UNION ALL SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id) WHERE v BETWEEN 0 AND 4200000000), s.started_at)`
-
 // Prune deletes ended sessions whose last activity is older than
 // o.Before, as Hermes does: open sessions are never touched; pinned
 // sessions and every session of a pinned compression chain are kept unless
