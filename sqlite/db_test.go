@@ -37,38 +37,43 @@ func holdOpen(tb testing.TB, path string) {
 
 // TestWritePatience: a write that finds the write lock held keeps trying
 // for the store's WritePatience, then fails with EBUSY naming that
-// patience; once the lock is free the same write succeeds.
+// patience (in milliseconds below a second, not "0s"); once the lock is
+// free the same write succeeds.
 func TestWritePatience(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	db, err := sqlite.Open(path, sqlite.Options{Now: func() time.Time { return fixedNow }, WritePatience: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := rawDB(t, path).Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	_, err = db.CreateSession(ctx, sessiondb.NewSession{ID: "s1", Source: "cli"})
-	if got := sessiondb.ErrorCode(err); got != sessiondb.EBUSY {
-		t.Fatalf("write under a held lock: code %q (%v), want EBUSY", got, err)
-	}
-	if !strings.Contains(err.Error(), "for over 1s") {
-		t.Errorf("error %q does not name the patience of 1s", err)
-	}
-	if waited := time.Since(start); waited < time.Second {
-		t.Errorf("gave up after %v, before its patience of 1s", waited)
-	}
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s1", Source: "cli"}); err != nil {
-		t.Fatalf("write once the lock is free: %v", err)
+	for _, patience := range []time.Duration{time.Second, 200 * time.Millisecond} {
+		t.Run(patience.String(), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			db, err := sqlite.Open(path, sqlite.Options{Now: func() time.Time { return fixedNow }, WritePatience: patience})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			conn, err := rawDB(t, path).Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = db.CreateSession(ctx, sessiondb.NewSession{ID: "s1", Source: "cli"})
+			if got := sessiondb.ErrorCode(err); got != sessiondb.EBUSY {
+				t.Fatalf("write under a held lock: code %q (%v), want EBUSY", got, err)
+			}
+			if !strings.Contains(err.Error(), "for over "+patience.String()) {
+				t.Errorf("error %q does not name the patience of %v", err, patience)
+			}
+			if waited := time.Since(start); waited < patience {
+				t.Errorf("gave up after %v, before its patience of %v", waited, patience)
+			}
+			if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s1", Source: "cli"}); err != nil {
+				t.Fatalf("write once the lock is free: %v", err)
+			}
+		})
 	}
 }
 
