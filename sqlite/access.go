@@ -37,6 +37,13 @@ type fsStats struct {
 // fsStat is statFS, a variable for tests.
 var fsStat = statFS
 
+// searchable is unix.Access, a variable for tests of blockedAncestor (which
+// cannot find a blocked directory when the tests run as root).
+var searchable = unix.Access
+
+// mountinfo is the file mountOf reads, a variable for tests.
+var mountinfo = "/proc/self/mountinfo"
+
 // principal is the user Diagnose checks access for: the effective ids of
 // this process.
 type principal struct {
@@ -320,7 +327,7 @@ func blockedAncestor(path string) string {
 		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		err := unix.Access(dirs[i], unix.X_OK)
+		err := searchable(dirs[i], unix.X_OK)
 		if errors.Is(err, unix.EACCES) {
 			return dirs[i]
 		}
@@ -418,7 +425,7 @@ func unwrapPathError(err error) error {
 // mountOf returns the mount point and type of the file system holding
 // path, from /proc/self/mountinfo (Linux), or "", "".
 func mountOf(path string) (mnt, fstype string) {
-	f, err := os.Open("/proc/self/mountinfo")
+	f, err := os.Open(mountinfo)
 	if err != nil {
 		return "", ""
 	}
