@@ -82,6 +82,7 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) sessiondb.Store, o Opt
 		{"ListSessions", testListSessions},
 		{"Lineage", testLineage},
 		{"DeleteSession", testDeleteSession},
+		{"DeleteTargets", testDeleteTargets},
 		{"Prune", testPrune},
 		{"Flags", testFlags},
 		{"ClearMessages", testClearMessages},
