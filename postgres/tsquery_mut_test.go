@@ -127,6 +127,11 @@ func TestTSQueryBarewords(t *testing.T) {
 		{"a\u007fb", "ERR"}, // DEL is not a bareword character
 		{"a\x1ab", "('a' <-> 'b')"},
 		{"a_b", "('a' <-> 'b')"},
+		// each ASCII range at both ends, and the character outside each end
+		{"09", "('09')"}, {"a/", "ERR"}, {"a:", "ERR"},
+		{"az", "('az')"}, {"a`", "ERR"}, {"a{", "ERR"},
+		{"AZ", "('az')"}, {"a@", "ERR"}, {"a[", "ERR"},
+		{"0a9z", "('0a9z')"}, {"9", "('9')"}, {"Z", "('z')"}, {"z", "('z')"}, {"A", "('a')"}, {"0", "('0')"},
 	} {
 		root, _, ok, err := parseFTS(tc.q, word)
 		if err != nil {
