@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
@@ -104,4 +106,19 @@ func testAppendBatch(t *testing.T, s *suite) {
 		bad.Role = ""
 		refused(t, h, b, []sessiondb.NewMessage{m("a"), m("b"), bad}, 2, "b", sessiondb.EINVALID)
 	})
+}
+
+// testAppendMessagesRefused: AppendMessages' error names the refused
+// message by its position in the batch, from 1, so the caller can fix it.
+func testAppendMessagesRefused(t *testing.T, s *suite) {
+	for _, at := range []int{0, 2} {
+		h := withOne(t, s)
+		ms := []sessiondb.NewMessage{user("one", base+1), user("two", base+2), user("three", base+3)}
+		ms[at].Role = ""
+		_, err := h.AppendMessages(t.Context(), "s1", ms)
+		wantCode(t, err, sessiondb.EINVALID)
+		if want := fmt.Sprintf("message %d:", at+1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name the refused message (%q)", err, want)
+		}
+	}
 }

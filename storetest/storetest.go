@@ -76,6 +76,7 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) sessiondb.Store, o Opt
 		{"Meta", testMeta},
 		{"AppendMessage", testAppendMessage},
 		{"AppendMessages", testAppendMessages},
+		{"AppendMessagesRefused", testAppendMessagesRefused},
 		{"AppendBatch", testAppendBatch},
 		{"Messages", testMessages},
 		{"Conversation", testConversation},
