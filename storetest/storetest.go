@@ -86,6 +86,7 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) sessiondb.Store, o Opt
 		{"DeleteSession", testDeleteSession},
 		{"DeleteTargets", testDeleteTargets},
 		{"Prune", testPrune},
+		{"PruneNothing", testPruneNothing},
 		{"Flags", testFlags},
 		{"ClearMessages", testClearMessages},
 		{"Search", testSearch},
