@@ -111,7 +111,7 @@ func snippetTable(t *testing.T, tok string, n int, seed int64) (*sql.DB, map[int
 	db := fts5Table(t, tok)
 	rng := rand.New(rand.NewSource(seed))
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima 项目 数据库 大别山项目 東京の天気 서울 Ünïcode ÉCOLE")
-	seps := []string{" ", " ", " ", "  ", ". ", ": ", ".\n", ":\t", "\r\n", ".\r", ".", ", ", " - ", "。", "!", ":"}
+	seps := []string{" ", " ", " ", "  ", ". ", ": ", ".\n", ":\t", "\r\n", ".\r", ".", ", ", " - ", "。", "!", ":", "\x00", ""}
 	text := func(n int) string {
 		var b strings.Builder
 		if rng.Intn(5) == 0 {
@@ -202,9 +202,18 @@ func TestSnippetSameStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Overlapping instances joined into one run longer than a fragment,
+	// from the first token or from inside the column.
+	for id, text := range []string{strings.Repeat("alpha ", 60), "x y " + strings.Repeat("alpha ", 60)} {
+		texts[id+5] = []*string{&text, nil, nil}
+		if _, err := db.Exec(`INSERT INTO t(rowid, a) VALUES (?, ?)`, id+5, text); err != nil {
+			t.Fatal(err)
+		}
+	}
 	queries := []string{`"alpha bravo charlie delta echo" OR alpha`, `alpha OR "alpha bravo charlie delta echo"`,
-		`"alpha bravo charlie delta" OR "alpha bravo" OR alpha`, `alpha OR "alpha bravo" OR "alpha bravo charlie delta"`}
-	if compared, _ := compareSnippets(t, db, word, texts, queries); compared != 16 {
-		t.Fatalf("%d snippets compared, want 16", compared)
+		`"alpha bravo charlie delta" OR "alpha bravo" OR alpha`, `alpha OR "alpha bravo" OR "alpha bravo charlie delta"`,
+		`"alpha alpha"`, `"alpha alpha alpha"`}
+	if compared, _ := compareSnippets(t, db, word, texts, queries); compared != 28 {
+		t.Fatalf("%d snippets compared, want 28", compared)
 	}
 }
