@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
-	"github.com/sessiondb/sessiondb/internal/testenv"
 )
 
 // TestAppendRetriesAFailedInsert: an INSERT of an append that fails with a
@@ -14,11 +13,7 @@ import (
 // in order, with exact counters; on every append path.
 func TestAppendRetriesAFailedInsert(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, testenv.Postgres(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openInternal(t, Options{})
 	// A sequence is not rolled back with the failed transaction: the
 	// trigger fails the first INSERT of a row 'second' it sees, no other.
 	if _, err := db.pool.Exec(ctx, `CREATE SEQUENCE inject_seq;

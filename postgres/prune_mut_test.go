@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
-	"github.com/sessiondb/sessiondb/internal/testenv"
 )
 
 // TestDeleteCollectsPrompts: DeleteSession and Prune leave no system
@@ -13,11 +12,7 @@ import (
 // remaining session shares.
 func TestDeleteCollectsPrompts(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, testenv.Postgres(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openInternal(t, Options{})
 	for _, s := range []struct{ id, prompt string }{{"a", "only a's"}, {"b", "shared"}, {"c", "shared"}, {"d", "only d's"}} {
 		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: s.id, Source: "cli", SystemPrompt: s.prompt, StartedAt: 1.6e9}); err != nil {
 			t.Fatal(err)
@@ -28,14 +23,7 @@ func TestDeleteCollectsPrompts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	prompts := func() int {
-		t.Helper()
-		var n int
-		if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM system_prompts").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	prompts := func() int { return countRows(t, db, "system_prompts") }
 	if n := prompts(); n != 3 {
 		t.Fatalf("%d prompts stored, want 3", n)
 	}

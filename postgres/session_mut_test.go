@@ -18,11 +18,7 @@ import (
 func TestStoreClock(t *testing.T) {
 	ctx := context.Background()
 	clock := time.Unix(1_750_000_000, 250_000_000)
-	db, err := Open(ctx, testenv.Postgres(t), Options{Now: func() time.Time { return clock }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openInternal(t, Options{Now: func() time.Time { return clock }})
 	const want = 1_750_000_000.25
 	// near: float64(UnixNano)/1e9 is the time to about a microsecond.
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-3 }
@@ -70,23 +66,11 @@ func TestStoreClock(t *testing.T) {
 // no row behind in system_prompts; one still used by another session stays.
 func TestSystemPromptsCollected(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, testenv.Postgres(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openInternal(t, Options{})
 	for _, id := range []string{"a", "b"} {
 		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli", StartedAt: 1.7e9}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	prompts := func() int {
-		t.Helper()
-		var n int
-		if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM system_prompts").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
 	}
 	for _, step := range []struct {
 		id, prompt string
@@ -102,7 +86,7 @@ func TestSystemPromptsCollected(t *testing.T) {
 		if err := db.UpdateSystemPrompt(ctx, step.id, step.prompt); err != nil {
 			t.Fatal(err)
 		}
-		if n := prompts(); n != step.want {
+		if n := countRows(t, db, "system_prompts"); n != step.want {
 			t.Fatalf("after %s's prompt became %q: %d rows in system_prompts, want %d", step.id, step.prompt, n, step.want)
 		}
 	}
@@ -113,4 +97,25 @@ func fmtTime(p *float64) string {
 		return "NULL"
 	}
 	return strconv.FormatFloat(*p, 'f', 3, 64)
+}
+
+// openInternal opens a store on a fresh database, closed when t ends.
+func openInternal(t *testing.T, o Options) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), testenv.Postgres(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// countRows returns the number of rows of table.
+func countRows(t *testing.T, db *DB, table string) int {
+	t.Helper()
+	var n int
+	if err := db.pool.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
