@@ -21,12 +21,15 @@
 // rank cases, which a backend whose ranking is documented to differ skips
 // with Options.RankOrderDiffers.
 //
+// The per-model usage rows of UpdateTokenCounts are checked through the
+// optional sessiondb.UsageReporter, when the store has it.
+//
 // What no Store method can produce is not checked: rows made inactive by
 // compaction (IncludeInactive is checked only on all-active sessions),
-// hidden sessions (ListOptions.IncludeHidden), the per-model usage rows of
-// UpdateTokenCounts, and the search routes SQLite takes only while an index
-// is stale or being rebuilt. Nor is the store's clock, beyond "a timestamp
-// out of Hermes' window is replaced by one inside it".
+// hidden sessions (ListOptions.IncludeHidden), and the search routes SQLite
+// takes only while an index is stale or being rebuilt. Nor is the store's
+// clock, beyond "a timestamp out of Hermes' window is replaced by one
+// inside it".
 package storetest
 
 import (
@@ -68,17 +71,22 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) sessiondb.Store, o Opt
 		{"ReopenSession", testReopenSession},
 		{"UpdateSystemPrompt", testUpdateSystemPrompt},
 		{"UpdateTokenCounts", testUpdateTokenCounts},
+		{"Usage", testUsage},
 		{"ResolveSessionID", testResolveSessionID},
 		{"Meta", testMeta},
 		{"AppendMessage", testAppendMessage},
 		{"AppendMessages", testAppendMessages},
+		{"AppendMessagesRefused", testAppendMessagesRefused},
+		{"AppendBatch", testAppendBatch},
 		{"Messages", testMessages},
 		{"Conversation", testConversation},
 		{"Titles", testTitles},
 		{"ListSessions", testListSessions},
 		{"Lineage", testLineage},
 		{"DeleteSession", testDeleteSession},
+		{"DeleteTargets", testDeleteTargets},
 		{"Prune", testPrune},
+		{"PruneNothing", testPruneNothing},
 		{"Flags", testFlags},
 		{"ClearMessages", testClearMessages},
 		{"Search", testSearch},
