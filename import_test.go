@@ -530,6 +530,23 @@ func TestRunImport(t *testing.T) {
 		counts:   "dry false imported 1 replaced 0 skipped 0 failed 0 detached 0 messages 0 renumbered 0",
 		imported: []string{"a"}, replaced: []string{}, skipped: []string{},
 	}, {
+		name: "sessions after the JSON array are refused, not left unread",
+		in:   "[\n" + sess("a", "") + "]\n" + sess("b", "") + "\n",
+		code: EINVALID, says: "line 3: the input goes on after the JSON array ends",
+		counts:   "dry false imported 1 replaced 0 skipped 0 failed 0 detached 0 messages 0 renumbered 0",
+		imported: []string{"a"}, replaced: []string{}, skipped: []string{},
+	}, {
+		name: "anything but blank space after the JSON array is refused",
+		in:   "[" + sess("a", "") + "]\n \n  ]\n",
+		code: EINVALID, says: "line 3: the input goes on after the JSON array ends",
+		counts:   "dry false imported 1 replaced 0 skipped 0 failed 0 detached 0 messages 0 renumbered 0",
+		imported: []string{"a"}, replaced: []string{}, skipped: []string{},
+	}, {
+		name:     "blank space after the JSON array is fine",
+		in:       "[" + sess("a", "") + "]\n \n\t\n",
+		counts:   "dry false imported 1 replaced 0 skipped 0 failed 0 detached 0 messages 0 renumbered 0",
+		imported: []string{"a"}, replaced: []string{}, skipped: []string{},
+	}, {
 		name: "a lineage object imports each segment",
 		in: lines(
 			obj(`"id":"tip"`+`,"segments":[`+sess("root", "", msg(0, "r"))+","+sess("tip", `"parent_session_id":"root"`, msg(0, "t"))+"]"),
