@@ -455,7 +455,8 @@ func (st *importState) finish(ctx context.Context) error {
 	var orphans []ImportLink
 	if st.o.DryRun {
 		for _, d := range st.detached {
-			if !st.seen[d.Parent].present {
+			// A session is never its own parent (LinkParents refuses it).
+			if d.Parent == d.Child || !st.seen[d.Parent].present {
 				orphans = append(orphans, d)
 			}
 		}

@@ -438,6 +438,13 @@ func TestRunImport(t *testing.T) {
 			}
 		},
 	}, {
+		name:     "a dry run, like the import, drops a parent that is the session itself",
+		in:       lines(sess("self", `"parent_session_id":"self"`)),
+		o:        ImportOptions{DryRun: true},
+		counts:   "dry true imported 1 replaced 0 skipped 0 failed 0 detached 1 messages 0 renumbered 0",
+		imported: []string{"self"}, replaced: []string{}, skipped: []string{},
+		warnings: []note{{1, 0, "self", `parent session "self"`}},
+	}, {
 		name:     "a dry run with Replace",
 		store:    func(f *fakeStore) { f.put("old", "", "", 1) },
 		in:       lines(sess("old", "", msg(1, "a"), msg(2, "b")), sess("new", "")),
