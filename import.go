@@ -270,14 +270,19 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 	return nil
 }
 
-// errorOffset is the offset in the input of err, returned by dec: a
-// syntax error knows where it is; any other (the input ends early) is
-// placed after the last value read.
+// errorOffset is the offset in the input of err, returned by dec. A
+// syntax error's own Offset counts only the bytes dec scanned as values,
+// not the commas and blank space between them, so it is found again in
+// what dec holds unread, which starts at dec.InputOffset(); any other
+// error (the input ends early) is placed after the last value read.
 func errorOffset(dec *json.Decoder, err error) int64 {
 	off := dec.InputOffset()
 	var se *json.SyntaxError
-	if errors.As(err, &se) && se.Offset > off {
-		off = se.Offset - 1
+	if !errors.As(err, &se) {
+		return off
+	}
+	if err := json.NewDecoder(dec.Buffered()).Decode(new(json.RawMessage)); errors.As(err, &se) {
+		return off + se.Offset - 1
 	}
 	return off
 }

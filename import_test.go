@@ -445,6 +445,18 @@ func TestRunImport(t *testing.T) {
 		imported: []string{"self"}, replaced: []string{}, skipped: []string{},
 		warnings: []note{{1, 0, "self", `parent session "self"`}},
 	}, {
+		name:     "what the file leaves without a time gets the store's clock",
+		in:       lines(`{"id":"a","source":"cli","messages":[{"role":"user"}]}`),
+		counts:   "dry false imported 1 replaced 0 skipped 0 failed 0 detached 0 messages 1 renumbered 0",
+		imported: []string{"a"}, replaced: []string{}, skipped: []string{},
+		warnings: []note{{1, 0, "a", "no started_at"}, {1, 0, "a", "1 messages without a timestamp"}},
+		check: func(t *testing.T, f *fakeStore) {
+			now := UnixSeconds(importNow)
+			if got, ts := f.sessions["a"].row["started_at"], f.plans["a"].Messages[0].Timestamp; got != now || ts != now {
+				t.Errorf("started_at %v, message timestamp %v; want the clock's %v", got, ts, now)
+			}
+		},
+	}, {
 		name:     "a dry run with Replace",
 		store:    func(f *fakeStore) { f.put("old", "", "", 1) },
 		in:       lines(sess("old", "", msg(1, "a"), msg(2, "b")), sess("new", "")),
@@ -516,6 +528,21 @@ func TestRunImport(t *testing.T) {
 		counts:   "dry false imported 1 replaced 0 skipped 0 failed 1 detached 0 messages 0 renumbered 0",
 		imported: []string{"a"}, replaced: []string{}, skipped: []string{},
 		errors: []note{{4, 2, "", "not valid JSON"}},
+	}, {
+		name: "a syntax error is on its line however many elements come before it",
+		in:   "[\n" + strings.Repeat(sess("a", "")+",\n", 6) + `{"id" "b"}` + "\n]\n",
+		code: EINVALID, says: "line 8: the input is not valid JSON",
+		counts:   "dry false imported 1 replaced 0 skipped 0 failed 6 detached 0 messages 0 renumbered 0",
+		imported: []string{"a"}, replaced: []string{}, skipped: []string{},
+		errors: []note{{3, 2, "a", "appears again"}, {4, 3, "a", "appears again"}, {5, 4, "a", "appears again"},
+			{6, 5, "a", "appears again"}, {7, 6, "a", "appears again"}, {8, 7, "", `not valid JSON: invalid character '"' after object key`}},
+	}, {
+		name: "a line break inside a string is an error on the line it breaks",
+		in:   "[\n" + sess("a", "") + ",\n\n  {\"id\": \"b\n\nc\"}]",
+		code: EINVALID, says: "line 4: the input is not valid JSON",
+		counts:   "dry false imported 1 replaced 0 skipped 0 failed 1 detached 0 messages 0 renumbered 0",
+		imported: []string{"a"}, replaced: []string{}, skipped: []string{},
+		errors: []note{{4, 2, "", `not valid JSON: invalid character '\n' in string literal`}},
 	}, {
 		name: "two array elements without a comma",
 		in:   "[\n" + sess("a", "") + "\n" + sess("b", "") + "\n]\n",
@@ -663,6 +690,20 @@ func TestRunImport(t *testing.T) {
 				tt.check(t, f)
 			}
 		})
+	}
+}
+
+// Without a clock of the store's the import uses the time of day.
+func TestRunImportDefaultClock(t *testing.T) {
+	f := newFakeStore()
+	before := UnixSeconds(time.Now())
+	_, err := RunImport(t.Context(), strings.NewReader(`{"id":"a","source":"cli"}`), ImportOptions{}, PrepareOptions{}, f)
+	after := UnixSeconds(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.sessions["a"].row["started_at"].(float64); got < before || got > after {
+		t.Errorf("started_at %v, want the time of the import (between %v and %v)", got, before, after)
 	}
 }
 
