@@ -17,8 +17,8 @@ const ChangePreviewChars = 200
 // stored content starts with stored: its text (ContentText), valid UTF-8,
 // at most ChangePreviewChars characters.
 func ChangePreview(stored string) string {
-	text := ContentText(DecodeContent(&stored))
-	if r := []rune(ScrubText(text)); len(r) > ChangePreviewChars {
+	text := ScrubText(ContentText(DecodeContent(&stored)))
+	if r := []rune(text); len(r) > ChangePreviewChars {
 		text = string(r[:ChangePreviewChars])
 	}
 	return text

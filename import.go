@@ -250,14 +250,7 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 	for item := 1; dec.More(); item++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			// A syntax error knows where it is; any other (the input
-			// ends early) is placed after the last value read.
-			off := dec.InputOffset()
-			var se *json.SyntaxError
-			if errors.As(err, &se) && se.Offset > off {
-				off = se.Offset - 1
-			}
-			pos := inputPos{line: lc.lineAt(off), item: item}
+			pos := inputPos{line: lc.lineAt(errorOffset(dec, err)), item: item}
 			st.fail(pos, "", fmt.Errorf("not valid JSON: %v", err))
 			return Errorf(EINVALID, "import: line %d: the input is not valid JSON (%v); the objects before it were imported", pos.line, err)
 		}
@@ -269,7 +262,29 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 	if _, err := dec.Token(); err != nil {
 		return Errorf(EINVALID, "import: line %d: the JSON array does not end properly: %v", lc.lineAt(dec.InputOffset()), err)
 	}
+	// Anything but blank space after the array is refused rather than
+	// left unread without a word: sessions there would be lost.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Errorf(EINVALID, "import: line %d: the input goes on after the JSON array ends; the array's sessions were imported, nothing after it", lc.lineAt(errorOffset(dec, err)))
+	}
 	return nil
+}
+
+// errorOffset is the offset in the input of err, returned by dec. A
+// syntax error's own Offset counts only the bytes dec scanned as values,
+// not the commas and blank space between them, so it is found again in
+// what dec holds unread, which starts at dec.InputOffset(); any other
+// error (the input ends early) is placed after the last value read.
+func errorOffset(dec *json.Decoder, err error) int64 {
+	off := dec.InputOffset()
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return off
+	}
+	if err := json.NewDecoder(dec.Buffered()).Decode(new(json.RawMessage)); errors.As(err, &se) {
+		return off + se.Offset - 1
+	}
+	return off
 }
 
 // lineCounter turns byte offsets of the stream it reads into line numbers.
@@ -445,7 +460,8 @@ func (st *importState) finish(ctx context.Context) error {
 	var orphans []ImportLink
 	if st.o.DryRun {
 		for _, d := range st.detached {
-			if !st.seen[d.Parent].present {
+			// A session is never its own parent (LinkParents refuses it).
+			if d.Parent == d.Child || !st.seen[d.Parent].present {
 				orphans = append(orphans, d)
 			}
 		}
