@@ -38,6 +38,9 @@ const benchWorkerEnv = "SESSIONDB_BENCH_WORKER"
 const (
 	benchSearchLimit = 20
 	benchListLimit   = 20
+	// benchStatsSessions is the window of the usage read: the newest
+	// sessions' usage by day.
+	benchStatsSessions = 100
 )
 
 // benchOptions are the command line of `sessiondb bench`.
@@ -81,7 +84,10 @@ appends their turns interleaved; --procs N adds N worker processes (this
 binary, re-run) on the same file, each running --writers goroutines on its
 own share. Reported: appends/s, append latency p50/p95/p99, errors,
 search latency per query class (--searches timed calls each after one
-warm-up), list-20 latency, file size and peak memory.
+warm-up), list-20 latency, the other interactive reads on the listed
+session with the most messages (its last 50 messages, its lineage, its id
+by a unique prefix, and the usage by day of the newest 100 sessions, a
+window of the same size at any history size), file size and peak memory.
 
 The banded query set (generated and --scale modes; --bands=false skips
 it): 244 different queries drawn from the generator's vocabulary, in
@@ -308,6 +314,7 @@ type benchReport struct {
 	FirstError      string         `json:"first_error,omitempty"`
 	Queries         queryResults   `json:"queries"`
 	List            listResult     `json:"list"`
+	Reads           []readResult   `json:"reads,omitempty"`
 	Bands           bandResults    `json:"bands,omitempty"`
 	DBBytes         int64          `json:"db_bytes"`
 	WALBytes        int64          `json:"wal_bytes"`
@@ -366,6 +373,14 @@ func marshalKeyed[T any](items []T, key func(T) string) ([]byte, error) {
 }
 
 type listResult struct {
+	P50  float64 `json:"p50_ms"`
+	P95  float64 `json:"p95_ms"`
+	Rows int     `json:"rows"`
+}
+
+// readResult times one of the other interactive reads (interactiveReads).
+type readResult struct {
+	Read string  `json:"read"`
 	P50  float64 `json:"p50_ms"`
 	P95  float64 `json:"p95_ms"`
 	Rows int     `json:"rows"`
@@ -434,6 +449,9 @@ func (r *benchReport) print(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%s\n", q.label, q.Hits, q.P50, q.P95, q.Query)
 	}
 	fmt.Fprintf(tw, "list-%d\t%d\t%.3f\t%.3f\t(newest first)\n", benchListLimit, r.List.Rows, r.List.P50, r.List.P95)
+	for _, x := range r.Reads {
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t\n", x.Read, x.Rows, x.P50, x.P95)
+	}
 	fmt.Fprintln(tw)
 	if len(r.Bands) > 0 {
 		if err := tw.Flush(); err != nil {
@@ -523,9 +541,96 @@ func (o *benchOptions) measureReads(ctx context.Context, e *env, db sessiondb.St
 	}
 	ms := sortedMillis(samples)
 	rep.List = listResult{P50: round3(quantile(ms, 0.5)), P95: round3(quantile(ms, 0.95)), Rows: len(rows)}
+	if rep.Reads, err = interactiveReads(ctx, db, rows, samples); err != nil {
+		return err
+	}
 	bar.update(total, total)
 	bar.done()
 	return nil
+}
+
+// interactiveReads times the reads a person waits for besides search and
+// the list, on the listed session with the most messages: the last 50 of
+// its messages (show), its lineage, the resolution of a unique prefix of its
+// id, and the usage by day of the newest benchStatsSessions sessions (a
+// window of the same size at every history size, as one month is of a long
+// history). Each is one untimed call, then len(samples) timed ones.
+func interactiveReads(ctx context.Context, db sessiondb.Store, listed []sessiondb.SessionSummary, samples []time.Duration) ([]readResult, error) {
+	if len(listed) == 0 {
+		return nil, nil
+	}
+	s := listed[0]
+	for _, r := range listed[1:] {
+		if r.MessageCount > s.MessageCount {
+			s = r
+		}
+	}
+	id := s.ID
+	prefix := id[:len(id)-1]
+	if got, err := db.ResolveSessionID(ctx, prefix); err != nil || got != id {
+		prefix = id // the shorter prefix is ambiguous here
+	}
+	type read struct {
+		name string
+		call func() (int, error)
+	}
+	reads := []read{
+		{"show-tail-50", func() (int, error) {
+			ms, err := db.Messages(ctx, id, sessiondb.MessageFilter{Limit: 50, Latest: true})
+			return len(ms), err
+		}},
+		{"lineage", func() (int, error) {
+			n, err := db.Lineage(ctx, id)
+			return lineageSize(n), err
+		}},
+		{"resolve-prefix", func() (int, error) {
+			_, err := db.ResolveSessionID(ctx, prefix)
+			return 1, err
+		}},
+	}
+	if u, ok := db.(sessiondb.UsageReporter); ok {
+		since := 0.0
+		window, _, err := db.ListSessions(ctx, sessiondb.ListOptions{Limit: 1, Offset: benchStatsSessions - 1})
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		if len(window) == 1 {
+			since = window[0].StartedAt
+		}
+		reads = append(reads, read{fmt.Sprintf("stats-newest-%d", benchStatsSessions), func() (int, error) {
+			rows, err := u.UsageStats(ctx, sessiondb.UsageByDay, since)
+			return len(rows), err
+		}})
+	}
+	var out []readResult
+	for _, r := range reads {
+		rows, err := r.call()
+		if err != nil {
+			return nil, fmt.Errorf("%s of session %s: %w", r.name, id, err)
+		}
+		for j := range samples {
+			t0 := time.Now()
+			if _, err := r.call(); err != nil {
+				return nil, fmt.Errorf("%s of session %s: %w", r.name, id, err)
+			}
+			samples[j] = time.Since(t0)
+		}
+		ms := sortedMillis(samples)
+		out = append(out, readResult{Read: r.name, P50: round3(quantile(ms, 0.5)), P95: round3(quantile(ms, 0.95)), Rows: rows})
+	}
+	return out, nil
+}
+
+// lineageSize counts the sessions of a lineage tree.
+func lineageSize(n *sessiondb.LineageNode) int {
+	if n == nil {
+		return 0
+	}
+	c := 1
+	for _, k := range n.Children {
+		c += lineageSize(k)
+	}
+	return c
 }
 
 // showProgress redraws bar from count every 200 ms until the returned stop

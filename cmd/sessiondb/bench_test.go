@@ -123,6 +123,24 @@ func TestBenchGenerated(t *testing.T) {
 	if p50, p99 := num(t, rep, "append.p50_ms"), num(t, rep, "append.p99_ms"); p50 <= 0 || p99 < p50 {
 		t.Errorf("append latency p50 %v ms, p99 %v ms", p50, p99)
 	}
+	// The other interactive reads, on the listed session with the most
+	// messages (over 50 here: the seed's shares are uneven): its last 50
+	// messages, its lineage (itself), its id by a prefix, and the usage by
+	// day of the newest 100 sessions (one day).
+	reads, _ := rep["reads"].([]any)
+	wantReads := []struct {
+		name string
+		rows float64
+	}{{"show-tail-50", 50}, {"lineage", 1}, {"resolve-prefix", 1}, {"stats-newest-100", 1}}
+	if len(reads) != len(wantReads) {
+		t.Fatalf("reads = %v, want %d", rep["reads"], len(wantReads))
+	}
+	for i, want := range wantReads {
+		r := map[string]any{"r": reads[i]}
+		if r["r"].(map[string]any)["read"] != want.name || num(t, r, "r.rows") != want.rows || num(t, r, "r.p50_ms") <= 0 || num(t, r, "r.p95_ms") < num(t, r, "r.p50_ms") {
+			t.Errorf("read %d = %v, want %s with %v rows and p50 ≤ p95", i, reads[i], want.name, want.rows)
+		}
+	}
 	if _, err := os.Stat("/proc/self/status"); err == nil && num(t, rep, "peak_rss_mb") <= 0 {
 		t.Errorf("peak_rss_mb = %v", rep["peak_rss_mb"])
 	}
@@ -133,7 +151,7 @@ func TestBenchGenerated(t *testing.T) {
 	// A second run on the same file adds new sessions rather than
 	// appending to the first run's; the human report is a table.
 	out := mustCLI(t, db, "bench", "--sessions", "2", "--messages", "20", "--searches", "1", "--bands=false")
-	for _, want := range []string{"appends", "append latency", "word", "cjk2", "list-20", "synchronous full"} {
+	for _, want := range []string{"appends", "append latency", "word", "cjk2", "list-20", "show-tail-50", "stats-newest-100", "synchronous full"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -66,6 +66,7 @@ type scaleGrowth struct {
 	To      int                `json:"to"`
 	Queries map[string]float64 `json:"queries"` // the --searches classes
 	List    float64            `json:"list"`
+	Reads   map[string]float64 `json:"reads,omitempty"`
 	Cold    map[string]float64 `json:"bands_cold"`
 	Warm    map[string]float64 `json:"bands_warm"`
 }
@@ -87,6 +88,14 @@ func growth(from, to sizeReport) scaleGrowth {
 		}
 	}
 	g.List = ratio(a.List.P50, b.List.P50)
+	for i, x := range a.Reads {
+		if i < len(b.Reads) && b.Reads[i].Read == x.Read {
+			if g.Reads == nil {
+				g.Reads = map[string]float64{}
+			}
+			g.Reads[x.Read] = ratio(x.P50, b.Reads[i].P50)
+		}
+	}
 	for i, x := range a.Bands {
 		if i < len(b.Bands) && b.Bands[i].band == x.band {
 			g.Cold[x.band] = ratio(x.Cold.P50, b.Bands[i].Cold.P50)
@@ -203,6 +212,11 @@ func (r *scaleReport) print(w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(tw, "list-%d\t%.3f\t%.3f\t%.2f×\t\n", benchListLimit, first.Report.List.P50, to.Report.List.P50, g.List)
+		for j, x := range first.Report.Reads {
+			if v, ok := g.Reads[x.Read]; ok {
+				fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f×\t\n", x.Read, x.P50, to.Report.Reads[j].P50, v)
+			}
+		}
 		for j, b := range first.Report.Bands {
 			if _, ok := g.Warm[b.band]; !ok {
 				continue

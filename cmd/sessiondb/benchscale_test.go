@@ -93,7 +93,8 @@ func TestBenchScale(t *testing.T) {
 		t.Fatalf("growth = %v, want one entry", rep["growth"])
 	}
 	g := map[string]any{"g": growth[0]}
-	if num(t, g, "g.from") != 200 || num(t, g, "g.to") != 400 || num(t, g, "g.list") <= 0 || num(t, g, "g.queries.word") <= 0 {
+	if num(t, g, "g.from") != 200 || num(t, g, "g.to") != 400 || num(t, g, "g.list") <= 0 || num(t, g, "g.queries.word") <= 0 ||
+		num(t, g, "g.reads.show-tail-50") <= 0 || num(t, g, "g.reads.stats-newest-100") <= 0 {
 		t.Errorf("growth = %v", growth[0])
 	}
 	for _, b := range workload.Bands {
@@ -114,7 +115,7 @@ func TestBenchScale(t *testing.T) {
 		t.Errorf("reusing %s appended to it: %d messages", other, m)
 	}
 	out := mustCLI(t, "", "bench", "--searches", "1", "--scale", "200,400="+other, "--scale-dir", dir)
-	for _, want := range []string{"== 200 messages", "== 400 messages", "reused database", "growth of p50 from 200 to 400 messages", "frequent (warm)", "list-20"} {
+	for _, want := range []string{"== 200 messages", "== 400 messages", "reused database", "growth of p50 from 200 to 400 messages", "frequent (warm)", "list-20", "resolve-prefix"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
