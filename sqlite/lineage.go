@@ -23,14 +23,7 @@ func (db *DB) Lineage(ctx context.Context, id string) (*sessiondb.LineageNode, e
 	if err != nil {
 		return nil, db.mapErr("lineage", err)
 	}
-	rows, err := db.read.QueryContext(ctx, `WITH RECURSIVE down(id, depth) AS (
-			SELECT ?, 0
-			UNION
-			SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_session_id = down.id WHERE down.depth < 1000)
-		SELECT s.id, s.parent_session_id, s.title, s.source, s.started_at, s.ended_at, s.end_reason,
-			COALESCE(s.message_count, 0), s.model_config,
-			(SELECT p.end_reason FROM sessions p WHERE p.id = s.parent_session_id)
-		FROM down JOIN sessions s ON s.id = down.id ORDER BY s.started_at, s.id`, root)
+	rows, err := db.read.QueryContext(ctx, lineageTreeSQL, root)
 	if err != nil {
 		return nil, db.mapErr("lineage", err)
 	}
@@ -50,6 +43,20 @@ func (db *DB) Lineage(ctx context.Context, id string) (*sessiondb.LineageNode, e
 	}
 	return sessiondb.BuildLineage(root, lineage), nil
 }
+
+// lineageTreeSQL selects the tree below the root bound to ?, each row with
+// its parent's end reason. CROSS JOIN keeps the tree's rows the outer loop:
+// without it SQLite may walk every session in started_at order to spare the
+// sort, which grows with the history (3–8 ms at 10,000 sessions, against
+// 0.2 ms for the tree alone).
+const lineageTreeSQL = `WITH RECURSIVE down(id, depth) AS (
+		SELECT ?, 0
+		UNION
+		SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_session_id = down.id WHERE down.depth < 1000)
+	SELECT s.id, s.parent_session_id, s.title, s.source, s.started_at, s.ended_at, s.end_reason,
+		COALESCE(s.message_count, 0), s.model_config,
+		(SELECT p.end_reason FROM sessions p WHERE p.id = s.parent_session_id)
+	FROM down CROSS JOIN sessions s ON s.id = down.id ORDER BY s.started_at, s.id`
 
 // continuationSQL selects the compression continuation of the session bound
 // to ?: a child of a parent that ended with 'compression' that is not a
