@@ -1,16 +1,22 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/internal/testenv"
 	"github.com/sessiondb/sessiondb/sqlite"
 )
 
@@ -440,4 +446,134 @@ func TestDoctorCheckpoint(t *testing.T) {
 			t.Errorf("checkpoint of a read-only store: %v, want EPERM", err)
 		}
 	})
+}
+
+// Environment of the re-executed doctor (TestDoctorReadOnlyMountHelper):
+// the directory it mounts read-only.
+const envDoctorReadOnlyDir = "SESSIONDB_TEST_DOCTOR_READONLY_DIR"
+
+// TestDoctorReadOnlyMountHelper is not a test: TestDoctorWithoutShm runs
+// the test binary again, in a mount namespace of its own, with this
+// function selected. It bind-mounts the directory read-only, makes
+// Diagnose's checks of the path see a writable file system, diagnoses each
+// database in it and prints the findings as JSON.
+func TestDoctorReadOnlyMountHelper(t *testing.T) {
+	dir := os.Getenv(envDoctorReadOnlyDir)
+	if dir == "" {
+		return
+	}
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount %s: %v", dir, err)
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", dir, err)
+	}
+	sqlite.SetFileSystem(t, false, 1<<40)
+	paths, err := filepath.Glob(filepath.Join(dir, "*.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]sqlite.Check{}
+	for _, p := range paths {
+		d, err := sqlite.Diagnose(ctx, p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = d.Checks
+	}
+	json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// TestDoctorWithoutShm: where SQLite cannot create the -shm of a WAL file
+// although doctor's checks of the path found nothing wrong (here a
+// read-only mount that the checks are made to see as writable), the
+// schema is read through an immutable snapshot and the file judged by it:
+// a session store is checked (its journal is WAL, though the snapshot
+// reports "delete"), another application's file or an empty one is
+// refused as anywhere else.
+func TestDoctorWithoutShm(t *testing.T) {
+	dir := t.TempDir()
+	walFile := func(name string, stmts ...string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		db, err := sql.Open("sqlite3", "file:"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range append([]string{"PRAGMA journal_mode = WAL"}, stmts...) {
+			if _, err := db.Exec(s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// An empty -wal: no process has the file open and its WAL holds
+		// nothing, so an immutable read is safe; no -shm.
+		if err := os.WriteFile(path+"-wal", nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(path + "-shm"); err == nil {
+			t.Fatalf("%s-shm left", path)
+		}
+		return path
+	}
+	walFile("foreign.db", "CREATE TABLE photos (id INTEGER PRIMARY KEY)")
+	walFile("empty.db", "PRAGMA user_version = 7")
+	store := filepath.Join(dir, "state.db")
+	currentDB(t, store)
+	if err := os.WriteFile(store+"-wal", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDoctorReadOnlyMountHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envDoctorReadOnlyDir+"="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if errors.Is(err, syscall.EPERM) {
+		testenv.Missing(t, "cannot make a mount namespace to mount a directory read-only (needs root): "+err.Error())
+	}
+	if err != nil {
+		t.Fatalf("doctor in a mount namespace: %v\n%s\n%s", err, out, stderr.String())
+	}
+	line, _, _ := bytes.Cut(out, []byte("\n"))
+	var got map[string][]sqlite.Check
+	if err := json.Unmarshal(line, &got); err != nil {
+		t.Fatalf("helper output %q: %v", out, err)
+	}
+	immutable := sqlite.Check{Name: "access", Status: sqlite.CheckWarn,
+		Detail: "read as an immutable snapshot: this user cannot create or write the -shm of the WAL file (no process had it open)"}
+	after := func(checks []sqlite.Check, name string) []sqlite.Check {
+		for i, c := range checks {
+			if c.Name == name {
+				return checks[i:]
+			}
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		file string
+		want []sqlite.Check
+	}{
+		{"foreign.db", []sqlite.Check{immutable, {Name: "schema", Status: sqlite.CheckFail,
+			Detail: "not a Hermes state.db: a SQLite database of another application (tables: photos; no sessions and messages tables); sessiondb will not change it"}}},
+		{"empty.db", []sqlite.Check{immutable, {Name: "schema", Status: sqlite.CheckFail,
+			Detail: "not a Hermes state.db yet: an empty SQLite file", Fix: "sessiondb init"}}},
+		{"state.db", []sqlite.Check{immutable, {Name: "schema", Status: sqlite.CheckOK,
+			Detail: fmt.Sprintf("schema version %d (sessiondb writes %d)", sqlite.SchemaVersion, sqlite.SchemaVersion)},
+			{Name: "journal", Status: sqlite.CheckOK, Detail: "WAL"}}},
+	} {
+		checks := after(got[tc.file], "access")
+		if len(checks) > len(tc.want) {
+			checks = checks[:len(tc.want)]
+		}
+		if !slices.Equal(checks, tc.want) {
+			t.Errorf("%s: findings from access on = %+v\nwant %+v\n(all: %+v)", tc.file, checks, tc.want, got[tc.file])
+		}
+	}
+	if n := len(after(got["foreign.db"], "access")); n != 2 {
+		t.Errorf("foreign.db: %d findings from access on, want 2 (nothing after the schema)", n)
+	}
 }
