@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -156,5 +158,127 @@ func TestImportRefusedValue(t *testing.T) {
 	}
 	if n, _ := db.MessageCount(ctx); n != 1 {
 		t.Errorf("%d messages stored, want c's only", n)
+	}
+}
+
+// TestImportMessageStatements: the messages of a session are inserted 500
+// a statement; a session of exactly 500 or 1000 messages is imported whole,
+// as are one of 501 and one of 499, each message with its id and in order.
+func TestImportMessageStatements(t *testing.T) {
+	db := MustOpen(t)
+	var in strings.Builder
+	next := 1
+	sizes := []int{499, 500, 501, 1000}
+	for _, n := range sizes {
+		fmt.Fprintf(&in, `{"id":"s%d","source":"cli","started_at":1777000000,"messages":[`, n)
+		for i := range n {
+			if i > 0 {
+				in.WriteString(",")
+			}
+			fmt.Fprintf(&in, `{"id":%d,"role":"user","content":"m%d","timestamp":%d}`, next, i, 1777000000+i)
+			next++
+		}
+		in.WriteString("]}\n")
+	}
+	rep, err := db.ImportSessions(ctx, strings.NewReader(in.String()), sqlite.ImportOptions{})
+	if err != nil {
+		t.Fatalf("import: %v (report %+v)", err, rep)
+	}
+	if rep.Imported != len(sizes) || rep.Failed != 0 || rep.Renumbered != 0 {
+		t.Fatalf("report = %+v", rep)
+	}
+	id := int64(1)
+	for _, n := range sizes {
+		msgs, err := db.Messages(ctx, fmt.Sprintf("s%d", n), sessiondb.MessageFilter{IncludeInactive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != n {
+			t.Errorf("session s%d has %d messages, want %d", n, len(msgs), n)
+			continue
+		}
+		for i, m := range msgs {
+			if m.ID != id || m.Content != fmt.Sprintf("m%d", i) {
+				t.Errorf("session s%d message %d = %d %v, want %d m%d", n, i, m.ID, m.Content, id, i)
+				break
+			}
+			id++
+		}
+	}
+}
+
+// TestImportReplaceCollectsPrompts: replacing a session whose system
+// prompt changes removes the old prompt when no other session holds it,
+// and keeps it when one does.
+func TestImportReplaceCollectsPrompts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := MustOpenPath(t, path)
+	newSession(t, db, sessiondb.NewSession{ID: "alone", Source: "cli", SystemPrompt: "prompt of alone"})
+	newSession(t, db, sessiondb.NewSession{ID: "shared1", Source: "cli", SystemPrompt: "shared prompt"})
+	newSession(t, db, sessiondb.NewSession{ID: "shared2", Source: "cli", SystemPrompt: "shared prompt"})
+	var in bytes.Buffer
+	for _, o := range decodeLines(t, exportJSONL(t, db, sqlite.ExportSelection{})) {
+		if o["id"] == "shared2" {
+			continue
+		}
+		o["system_prompt"] = fmt.Sprintf("new prompt of %s", o["id"])
+		line, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Write(append(line, '\n'))
+	}
+	rep := mustImport(t, db, in.Bytes(), sqlite.ImportOptions{Replace: true})
+	if rep.Replaced != 2 {
+		t.Fatalf("report = %+v, want 2 replaced", rep)
+	}
+	raw := rawDB(t, path)
+	for prompt, want := range map[string]int{
+		"prompt of alone":       0,
+		"shared prompt":         1,
+		"new prompt of alone":   1,
+		"new prompt of shared1": 1,
+	} {
+		if got := count(t, raw, "SELECT COUNT(*) FROM system_prompts WHERE prompt = ?", prompt); got != want {
+			t.Errorf("%d rows of system_prompts hold %q, want %d", got, prompt, want)
+		}
+	}
+}
+
+// TestImportReplacePromptDeleteRefused: when the database refuses to
+// delete the replaced session's old system prompt (a trigger a newer
+// Hermes might add), the replace is that session's failure and nothing of
+// it is written: the session keeps its prompt and its messages.
+func TestImportReplacePromptDeleteRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db := MustOpenPath(t, path)
+	newSession(t, db, sessiondb.NewSession{ID: "s", Source: "cli", SystemPrompt: "old prompt"},
+		sessiondb.NewMessage{Role: "user", Content: "old question"})
+	o := decodeLines(t, exportJSONL(t, db, sqlite.ExportSelection{SessionID: "s"}))[0]
+	o["system_prompt"] = "new prompt"
+	o["messages"] = []any{map[string]any{"role": "user", "content": "new question", "timestamp": 1777000000.5}}
+	line, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	if _, err := raw.Exec(`CREATE TRIGGER keep_prompts BEFORE DELETE ON system_prompts
+		BEGIN SELECT RAISE(ABORT, 'prompts are kept'); END`); err != nil {
+		t.Fatal(err)
+	}
+	rep := mustImport(t, db, line, sqlite.ImportOptions{Replace: true})
+	if rep.Replaced != 0 || rep.Failed != 1 || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Message, "prompts are kept") {
+		t.Fatalf("report = %+v, want s failed because its old prompt is kept", rep)
+	}
+	s, err := db.Session(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := db.Messages(ctx, "s", sessiondb.MessageFilter{IncludeInactive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *s.SystemPrompt != "old prompt" || len(msgs) != 1 || msgs[0].Content != "old question" {
+		t.Errorf("after the refused replace: prompt %q, messages %+v; want the session as it was", *s.SystemPrompt, msgs)
 	}
 }
