@@ -24,8 +24,8 @@ const ExportPageSize = 500
 const exportSessionPageSize = 100
 
 // exportPageBytes bounds the text a page of messages holds: a page ends
-// after ExportPageSize messages or at the first message that brings it past
-// this size, so a session of large messages is read a few at a time.
+// after ExportPageSize messages or at the first message that brings it to
+// or past this size, so a session of large messages is read a few at a time.
 const exportPageBytes = 16 << 20
 
 // ExportSelection chooses what ExportSessions exports (sessiondb.ExportSelection).
