@@ -94,6 +94,11 @@ func newCorpus(t *testing.T, s *suite) *corpus {
 		ToolCalls: json.RawMessage(`[{"id":"call_1","type":"function","function":{"name":"funcnamemarker","arguments":"{\"query\":\"argmarkerzz\"}"}}]`)})
 	c.msg("toolRow", "s-cli", sessiondb.NewMessage{Role: "tool", Content: "lookup done", ToolName: "toolnamemarker", ToolCallID: "call_1"})
 	c.text("contentOnly", "s-cli", "user", "contentonlymarker appears in plain text")
+	// a Latin word glued to CJK in a tool call: one unicode61 token, and
+	// out of the trigram index (content and tool name only); the bigram
+	// index splits it
+	c.msg("gluedCall", "s-cli", sessiondb.NewMessage{Role: "assistant", Content: "calling the hook",
+		ToolCalls: json.RawMessage(`[{"id":"call_2","type":"function","function":{"name":"hook","arguments":"{\"note\":\"钩子gluedmarker\"}"}}]`)})
 	// context
 	c.text("ctx1", "s-ctx", "user", "ctxalpha opening line")
 	c.text("ctx2", "s-ctx", "assistant", "ctxmarker in the middle")
@@ -367,6 +372,13 @@ var searchCases = []searchCase{
 	{name: "Latin glued before CJK", q: "Agent通信", want: names("agent")},
 	{name: "Latin glued inside CJK", q: "修改youer服务端", want: names("youer")},
 	{name: "Latin glued after CJK", q: "youer服务端", want: names("youer")},
+	{name: "a Latin word glued to CJK in a tool call", q: "gluedmarker", want: names("gluedCall")},
+	// a Latin query no index of words finds: the trigram index's substrings
+	{name: "the inside of a word", q: "ockyar", want: names("dockyard"), mark: ">>>ockyar<<<"},
+	{name: "the inside of a word is case-insensitive", q: "OCKYAR", want: names("dockyard")},
+	{name: "the insides of two words", q: "ockyar hip", want: names("dockyard")},
+	{name: "the inside of one word or another", q: "ockyar OR ridg", want: names("dockyard", "phrase", "phraseDecoy")},
+	{name: "the inside of a word, not of another", q: "ridg NOT slow", want: names("phrase")},
 	{name: "a Latin word inside CJK text", q: "youer", want: names("youer"), mark: ">>>youer<<<"},
 }
 
