@@ -295,11 +295,13 @@ var searchCases = []searchCase{
 	{name: "a tool row's end only with the tool role", q: "deepmarker", want: names("deepUser")},
 	{name: "a tool-role search reads the whole tool row", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool"}}, want: names("deepTool")},
 	{name: "the tool role among others", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}}, want: names("deepTool", "deepUser")},
+	{name: "a tool-role search is case-insensitive", q: "DeepMarker", o: sessiondb.SearchOptions{Roles: []string{"tool"}}, want: names("deepTool")},
 	// reasoning
 	{name: "reasoning is not searched by default", q: "reasonmarker", want: noHits},
 	{name: "reasoning when asked for", q: "reasonmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoning"), mark: "reasonmarker"},
 	{name: "reasoning_content when asked for", q: "rcmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoningContent")},
 	{name: "the text of reasoning_details", q: "detailmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoningDetails")},
+	{name: "a reasoning search is case-insensitive", q: "ARGMARKERZZ", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("toolCall")},
 	{name: "not the keys of reasoning_details", q: "keymarkerzz", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: noHits},
 	{name: "reasoning with a role filter", q: "reasonmarker", o: sessiondb.SearchOptions{IncludeReasoning: true, Roles: []string{"user"}}, want: noHits},
 	{name: "a role filter applies to a tool-call match", q: "argmarkerzz", o: sessiondb.SearchOptions{Roles: []string{"user"}}, want: noHits},
@@ -443,6 +445,30 @@ func testSearch(t *testing.T, s *suite) {
 		}
 		if got, want := str(hits[0].Snippet), ">>>contentonlymarker<<< appears in plain text"; got != want {
 			t.Errorf("snippet = %q, want %q", got, want)
+		}
+	})
+
+	// The substring routes (a tool-role search, one CJK character) cut
+	// the snippet as substr(content, max(1, instr(content, term) - 40), 120).
+	t.Run("a substring match's snippet is the text around the term", func(t *testing.T) {
+		for _, tt := range []struct {
+			q, name string
+			o       sessiondb.SearchOptions
+		}{
+			{"deepmarker", "deepTool", sessiondb.SearchOptions{Roles: []string{"tool"}}},
+			{"shallowmarker", "deepTool", sessiondb.SearchOptions{Roles: []string{"tool"}}},
+			{"署", "deployCLI", sessiondb.SearchOptions{Roles: []string{"user"}}},
+		} {
+			hits := c.on(t).search(tt.q, tt.o)
+			if len(hits) != 1 || c.names[hits[0].ID] != tt.name {
+				t.Fatalf("Search(%q) = %v, want [%s]", tt.q, c.hitNames(hits), tt.name)
+			}
+			content := []rune(c.msgs[tt.name].Content.(string))
+			at := strings.Index(string(content), tt.q)
+			start := max(0, len([]rune(string(content)[:at]))-40)
+			if got, want := str(hits[0].Snippet), string(content[start:min(len(content), start+120)]); got != want {
+				t.Errorf("Search(%q) snippet = %q, want %q", tt.q, got, want)
+			}
 		}
 	})
 
