@@ -295,6 +295,9 @@ var searchCases = []searchCase{
 	{name: "a tool row's end only with the tool role", q: "deepmarker", want: names("deepUser")},
 	{name: "a tool-role search reads the whole tool row", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool"}}, want: names("deepTool")},
 	{name: "the tool role among others", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}}, want: names("deepTool", "deepUser")},
+	{name: "a tool-role search is newest first", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}}, want: names("deepUser", "deepTool"), order: true},
+	{name: "a tool-role search oldest first", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}, Sort: "oldest"}, want: names("deepTool", "deepUser"), order: true},
+	{name: "a tool-role search with NOT", q: "deepmarker NOT mentioned", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}}, want: names("deepTool")},
 	{name: "a tool-role search is case-insensitive", q: "DeepMarker", o: sessiondb.SearchOptions{Roles: []string{"tool"}}, want: names("deepTool")},
 	// reasoning
 	{name: "reasoning is not searched by default", q: "reasonmarker", want: noHits},
