@@ -94,6 +94,11 @@ func newCorpus(t *testing.T, s *suite) *corpus {
 		ToolCalls: json.RawMessage(`[{"id":"call_1","type":"function","function":{"name":"funcnamemarker","arguments":"{\"query\":\"argmarkerzz\"}"}}]`)})
 	c.msg("toolRow", "s-cli", sessiondb.NewMessage{Role: "tool", Content: "lookup done", ToolName: "toolnamemarker", ToolCallID: "call_1"})
 	c.text("contentOnly", "s-cli", "user", "contentonlymarker appears in plain text")
+	// a Latin word glued to CJK in a tool call: one unicode61 token, and
+	// out of the trigram index (content and tool name only); the bigram
+	// index splits it
+	c.msg("gluedCall", "s-cli", sessiondb.NewMessage{Role: "assistant", Content: "calling the hook",
+		ToolCalls: json.RawMessage(`[{"id":"call_2","type":"function","function":{"name":"hook","arguments":"{\"note\":\"钩子gluedmarker\"}"}}]`)})
 	// context
 	c.text("ctx1", "s-ctx", "user", "ctxalpha opening line")
 	c.text("ctx2", "s-ctx", "assistant", "ctxmarker in the middle")
@@ -290,11 +295,16 @@ var searchCases = []searchCase{
 	{name: "a tool row's end only with the tool role", q: "deepmarker", want: names("deepUser")},
 	{name: "a tool-role search reads the whole tool row", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool"}}, want: names("deepTool")},
 	{name: "the tool role among others", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}}, want: names("deepTool", "deepUser")},
+	{name: "a tool-role search is newest first", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}}, want: names("deepUser", "deepTool"), order: true},
+	{name: "a tool-role search oldest first", q: "deepmarker", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}, Sort: "oldest"}, want: names("deepTool", "deepUser"), order: true},
+	{name: "a tool-role search with NOT", q: "deepmarker NOT mentioned", o: sessiondb.SearchOptions{Roles: []string{"tool", "user"}}, want: names("deepTool")},
+	{name: "a tool-role search is case-insensitive", q: "DeepMarker", o: sessiondb.SearchOptions{Roles: []string{"tool"}}, want: names("deepTool")},
 	// reasoning
 	{name: "reasoning is not searched by default", q: "reasonmarker", want: noHits},
 	{name: "reasoning when asked for", q: "reasonmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoning"), mark: "reasonmarker"},
 	{name: "reasoning_content when asked for", q: "rcmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoningContent")},
 	{name: "the text of reasoning_details", q: "detailmarker", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("reasoningDetails")},
+	{name: "a reasoning search is case-insensitive", q: "ARGMARKERZZ", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: names("toolCall")},
 	{name: "not the keys of reasoning_details", q: "keymarkerzz", o: sessiondb.SearchOptions{IncludeReasoning: true}, want: noHits},
 	{name: "reasoning with a role filter", q: "reasonmarker", o: sessiondb.SearchOptions{IncludeReasoning: true, Roles: []string{"user"}}, want: noHits},
 	{name: "a role filter applies to a tool-call match", q: "argmarkerzz", o: sessiondb.SearchOptions{Roles: []string{"user"}}, want: noHits},
@@ -367,6 +377,13 @@ var searchCases = []searchCase{
 	{name: "Latin glued before CJK", q: "Agent通信", want: names("agent")},
 	{name: "Latin glued inside CJK", q: "修改youer服务端", want: names("youer")},
 	{name: "Latin glued after CJK", q: "youer服务端", want: names("youer")},
+	{name: "a Latin word glued to CJK in a tool call", q: "gluedmarker", want: names("gluedCall")},
+	// a Latin query no index of words finds: the trigram index's substrings
+	{name: "the inside of a word", q: "ockyar", want: names("dockyard"), mark: ">>>ockyar<<<"},
+	{name: "the inside of a word is case-insensitive", q: "OCKYAR", want: names("dockyard")},
+	{name: "the insides of two words", q: "ockyar hip", want: names("dockyard")},
+	{name: "the inside of one word or another", q: "ockyar OR ridg", want: names("dockyard", "phrase", "phraseDecoy")},
+	{name: "the inside of a word, not of another", q: "ridg NOT slow", want: names("phrase")},
 	{name: "a Latin word inside CJK text", q: "youer", want: names("youer"), mark: ">>>youer<<<"},
 }
 
@@ -431,6 +448,30 @@ func testSearch(t *testing.T, s *suite) {
 		}
 		if got, want := str(hits[0].Snippet), ">>>contentonlymarker<<< appears in plain text"; got != want {
 			t.Errorf("snippet = %q, want %q", got, want)
+		}
+	})
+
+	// The substring routes (a tool-role search, one CJK character) cut
+	// the snippet as substr(content, max(1, instr(content, term) - 40), 120).
+	t.Run("a substring match's snippet is the text around the term", func(t *testing.T) {
+		for _, tt := range []struct {
+			q, name string
+			o       sessiondb.SearchOptions
+		}{
+			{"deepmarker", "deepTool", sessiondb.SearchOptions{Roles: []string{"tool"}}},
+			{"shallowmarker", "deepTool", sessiondb.SearchOptions{Roles: []string{"tool"}}},
+			{"署", "deployCLI", sessiondb.SearchOptions{Roles: []string{"user"}}},
+		} {
+			hits := c.on(t).search(tt.q, tt.o)
+			if len(hits) != 1 || c.names[hits[0].ID] != tt.name {
+				t.Fatalf("Search(%q) = %v, want [%s]", tt.q, c.hitNames(hits), tt.name)
+			}
+			content := []rune(c.msgs[tt.name].Content.(string))
+			at := strings.Index(string(content), tt.q)
+			start := max(0, len([]rune(string(content)[:at]))-40)
+			if got, want := str(hits[0].Snippet), string(content[start:min(len(content), start+120)]); got != want {
+				t.Errorf("Search(%q) snippet = %q, want %q", tt.q, got, want)
+			}
 		}
 	})
 
