@@ -67,6 +67,11 @@ type CostRanker interface {
 	CostliestSessions(ctx context.Context, since float64, limit int) ([]*Session, error)
 }
 
+// SessionCostSQL is a session's cost as CostRanker defines it, in SQL that
+// both backends run (the session table aliased s): the actual cost where
+// one was recorded (not zero), else the estimate, else 0.
+const SessionCostSQL = "COALESCE(NULLIF(s.actual_cost_usd, 0), s.estimated_cost_usd, 0)"
+
 // DeletePlanner is a store that says what DeleteSession would delete
 // before it does (the session and its delegate children), so a caller can
 // ask first.

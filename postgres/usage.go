@@ -114,7 +114,7 @@ func (db *DB) SessionUsage(ctx context.Context, id string) ([]sessiondb.UsageRow
 // CostliestSessions: the actual cost where one was recorded, else the
 // estimate; every session counts; ties go to the newest.
 func (db *DB) CostliestSessions(ctx context.Context, since float64, limit int) ([]*sessiondb.Session, error) {
-	const cost = "COALESCE(NULLIF(s.actual_cost_usd, 0), s.estimated_cost_usd, 0)"
+	const cost = sessiondb.SessionCostSQL
 	rows, err := db.pool.Query(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.started_at >= $1 AND "+
 		cost+" > 0 ORDER BY "+cost+` DESC, s.started_at DESC, s.id COLLATE "C" LIMIT $2`, since, limit)
 	if err != nil {

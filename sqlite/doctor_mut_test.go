@@ -376,18 +376,7 @@ func TestDoctorOtherProcesses(t *testing.T) {
 		t.Errorf("processes check = %+v, want %+v", c, want)
 	}
 
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	holder := exec.Command("sleep", "60")
-	holder.ExtraFiles = []*os.File{f}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { holder.Process.Kill(); holder.Wait() }()
-	want.Detail = fmt.Sprintf("open in pid [%d]", holder.Process.Pid)
+	want.Detail = fmt.Sprintf("open in pid [%d]", holdOpenInChild(t, path))
 	if c := diagnose(t, path)["processes"]; c != want {
 		t.Errorf("processes check = %+v, want %+v", c, want)
 	}

@@ -202,26 +202,34 @@ func TestOptimizeVacuum(t *testing.T) {
 	t.Run("another process has the file open", func(t *testing.T) {
 		db := MustOpen(t)
 		seed(t, db, 30)
-		f, err := os.Open(db.Path())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		holder := exec.Command("sleep", "60")
-		holder.ExtraFiles = []*os.File{f}
-		if err := holder.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { holder.Process.Kill(); holder.Wait() }()
+		pid := holdOpenInChild(t, db.Path())
 		rep, err := db.Optimize(ctx, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Vacuumed || !strings.Contains(rep.VacuumSkipped, strconv.Itoa(holder.Process.Pid)) {
-			t.Errorf("vacuum with pid %d holding the file: %+v; want it skipped, naming that pid", holder.Process.Pid, rep)
+		if rep.Vacuumed || !strings.Contains(rep.VacuumSkipped, strconv.Itoa(pid)) {
+			t.Errorf("vacuum with pid %d holding the file: %+v; want it skipped, naming that pid", pid, rep)
 		}
 		if rep.SizeAfter != rep.SizeBefore {
 			t.Errorf("size after a skipped vacuum = %d, want the size before, %d", rep.SizeAfter, rep.SizeBefore)
 		}
 	})
+}
+
+// holdOpenInChild starts a child process that keeps path open until the test ends,
+// and returns its pid.
+func holdOpenInChild(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	holder := exec.Command("sleep", "60")
+	holder.ExtraFiles = []*os.File{f}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	return holder.Process.Pid
 }

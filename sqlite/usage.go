@@ -84,7 +84,7 @@ func (db *DB) SessionUsage(ctx context.Context, id string) ([]sessiondb.UsageRow
 // counts, children, archived and hidden ones included; ties
 // go to the newest.
 func (db *DB) CostliestSessions(ctx context.Context, since float64, limit int) ([]*sessiondb.Session, error) {
-	const cost = "COALESCE(NULLIF(s.actual_cost_usd, 0), s.estimated_cost_usd, 0)"
+	const cost = sessiondb.SessionCostSQL
 	rows, err := db.read.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.started_at >= ? AND "+
 		cost+" > 0 ORDER BY "+cost+" DESC, s.started_at DESC, s.id LIMIT ?", since, limit)
 	if err != nil {
