@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -169,4 +170,136 @@ func TestRecoverUnreadableSidecar(t *testing.T) {
 		t.Errorf("code %s: %v; want EINVALID naming the journal", got, err)
 	}
 	noLeftovers(t, dir)
+}
+
+// TestRecoverSkipsOtherVirtualTables: a virtual table of another
+// application is not copied (its module may be missing), and neither are
+// its shadow tables, which would come out as plain tables with nothing to
+// read them.
+func TestRecoverSkipsOtherVirtualTables(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "CREATE VIRTUAL TABLE notes_fts USING fts5(body)")
+		rawExec(t, db, "INSERT INTO notes_fts (body) VALUES ('a note')")
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil || !rep.Complete {
+		t.Fatalf("recover: %v, %+v", err, rep)
+	}
+	for _, tb := range rep.Tables {
+		if strings.HasPrefix(tb.Name, "notes_fts") {
+			t.Errorf("table %s was copied (%s)", tb.Name, tb.Status)
+		}
+	}
+	if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'notes%'"); got != 0 {
+		t.Errorf("the output holds %d objects of the notes index", got)
+	}
+}
+
+// TestRecoverUnreadableTableDefinition: a table whose schema entry SQLite
+// cannot parse has no columns to copy. Recover fails naming it, or with
+// AllowPartial reports it unavailable and copies the rest.
+func TestRecoverUnreadableTableDefinition(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, deliveryDDL)
+		rawExec(t, db, "INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at) VALUES ('s', 'pid=1', 1, 2)")
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for _, q := range []string{"PRAGMA writable_schema=ON",
+			"UPDATE sqlite_master SET sql = 'CREATE TABLE ' || name || '(' WHERE name IN ('compression_locks', 'delivery_obligations')"} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	})
+	t.Run("strict", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `read the columns of table "compression_locks"`) {
+			t.Errorf("code %s: %v; want ECORRUPT naming compression_locks", got, err)
+		}
+		noLeftovers(t, dir)
+	})
+	t.Run("allow partial", func(t *testing.T) {
+		opts := recoverOpts
+		opts.AllowPartial = true
+		out := filepath.Join(t.TempDir(), "new.db")
+		rep, err := sqlite.Recover(ctx, src, out, opts)
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		if rep.Complete || !rep.Verify.OK {
+			t.Errorf("complete=%v verify=%+v; want incomplete and verified", rep.Complete, rep.Verify)
+		}
+		for _, name := range []string{"compression_locks", "delivery_obligations"} {
+			tb := reportTable(t, rep, name)
+			if tb.Status != sqlite.RecoverUnavailable || !strings.Contains(tb.Note, "columns unreadable") {
+				t.Errorf("%s: %s (%q), want unavailable: columns unreadable", name, tb.Status, tb.Note)
+			}
+		}
+		if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM messages"); got != 1 {
+			t.Errorf("%d messages, want 1", got)
+		}
+	})
+}
+
+// TestRecoverNullInDefaultedColumn: a NULL in a column the output declares
+// NOT NULL with a default (a source that declared it nullable) is copied as
+// that default, not refused.
+func TestRecoverNullInDefaultedColumn(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "DROP TABLE session_model_usage")
+		rawExec(t, db, "CREATE TABLE session_model_usage (session_id TEXT, model TEXT, api_call_count INTEGER, input_tokens INTEGER, PRIMARY KEY (session_id, model))")
+		rawExec(t, db, "INSERT INTO session_model_usage VALUES ('s', 'm', NULL, 5)")
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil || !rep.Complete {
+		t.Fatalf("recover: %v, %+v", err, rep)
+	}
+	var calls, input int
+	if err := rawDB(t, out).QueryRow("SELECT api_call_count, input_tokens FROM session_model_usage WHERE session_id = 's' AND model = 'm'").Scan(&calls, &input); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 || input != 5 {
+		t.Errorf("api_call_count %d, input_tokens %d; want the default 0 and the copied 5", calls, input)
+	}
+}
+
+// TestRecoverTitleMatchingOtherValues: only a session's title is compared
+// with the titles already copied; a value of another table that happens to
+// equal a title (here a message's session id) leaves it alone.
+func TestRecoverTitleMatchingOtherValues(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "state.db")
+	db := MustOpenPath(t, src)
+	for _, id := range []string{"alpha", "beta"} {
+		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "beta", Role: "user", Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	withRawDB(t, src, func(raw *sql.DB) {
+		rawExec(t, raw, "UPDATE sessions SET title = 'beta' WHERE id = 'alpha'")
+		rawExec(t, raw, "INSERT INTO state_meta (key, value) VALUES ('loop:x', 'beta')")
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	if rep.Cleanup.TitlesCleared != 0 {
+		t.Errorf("titles cleared = %d, want 0", rep.Cleanup.TitlesCleared)
+	}
+	if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM sessions WHERE id = 'alpha' AND title = 'beta'"); got != 1 {
+		t.Error("session alpha lost its title")
+	}
 }
