@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +302,107 @@ func TestRecoverTitleMatchingOtherValues(t *testing.T) {
 	}
 	if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM sessions WHERE id = 'alpha' AND title = 'beta'"); got != 1 {
 		t.Error("session alpha lost its title")
+	}
+}
+
+// TestRecoverDuplicateKeyRefused: rows of a source table that break a key
+// the output declares (a file whose table lacked it) are refused, never
+// replaced: the strict recovery fails naming the row, the partial one
+// keeps the first and reports the second.
+func TestRecoverDuplicateKeyRefused(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "DROP TABLE compression_locks")
+		rawExec(t, db, "CREATE TABLE compression_locks (session_id TEXT, holder TEXT NOT NULL, acquired_at REAL NOT NULL, expires_at REAL NOT NULL)")
+		rawExec(t, db, "INSERT INTO compression_locks VALUES ('s', 'first', 1, 2), ('s', 'second', 3, 4)")
+	})
+	t.Run("strict", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `table "compression_locks" rowid 2 holds a value the output refuses`) {
+			t.Errorf("code %s: %v; want ECORRUPT naming rowid 2 of compression_locks", got, err)
+		}
+		noLeftovers(t, dir)
+	})
+	t.Run("allow partial", func(t *testing.T) {
+		opts := recoverOpts
+		opts.AllowPartial = true
+		out := filepath.Join(t.TempDir(), "new.db")
+		rep, err := sqlite.Recover(ctx, src, out, opts)
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		tb := reportTable(t, rep, "compression_locks")
+		if tb.Status != sqlite.RecoverPartial || tb.Copied != 1 || len(tb.Rejected) != 1 || tb.Rejected[0] != 2 {
+			t.Errorf("compression_locks: %s, copied %d, rejected %v; want partial, 1, [2]", tb.Status, tb.Copied, tb.Rejected)
+		}
+		var holder string
+		if err := rawDB(t, out).QueryRow("SELECT holder FROM compression_locks WHERE session_id = 's'").Scan(&holder); err != nil || holder != "first" {
+			t.Errorf("holder %q (%v), want the first row's", holder, err)
+		}
+	})
+}
+
+// TestRecoverWithoutRowidTable: a WITHOUT ROWID table (no rowid ranges to
+// read by) is copied whole in one pass.
+func TestRecoverWithoutRowidTable(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "CREATE TABLE plugin_kv (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+		rawExec(t, db, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2499)
+			INSERT INTO plugin_kv SELECT printf('key%04d', i), i FROM n`)
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil || !rep.Complete {
+		t.Fatalf("recover: %v, %+v", err, rep)
+	}
+	if tb := reportTable(t, rep, "plugin_kv"); !tb.Created || tb.Copied != 2500 || tb.Status != sqlite.RecoverComplete {
+		t.Errorf("plugin_kv: created %v, copied %d, %s", tb.Created, tb.Copied, tb.Status)
+	}
+	o := rawDB(t, out)
+	if got := count(t, o, "SELECT COUNT(*) FROM plugin_kv WHERE v = CAST(substr(k, 4) AS INTEGER)"); got != 2500 {
+		t.Errorf("%d of 2500 rows copied intact", got)
+	}
+	if got := count(t, o, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'plugin_kv' AND sql LIKE '%WITHOUT ROWID'"); got != 1 {
+		t.Error("plugin_kv is not a WITHOUT ROWID table in the output")
+	}
+}
+
+// TestRecoverBoundsFromAnIndex: when a table's first page is unreadable,
+// its smallest rowid is read from one of its indexes, so the lost range
+// starts at the table's first row, not at rowid 1.
+func TestRecoverBoundsFromAnIndex(t *testing.T) {
+	base := upgradedFixture(t, "hermes-v23.db")
+	var first int64
+	withRawDB(t, base, func(db *sql.DB) {
+		rawExec(t, db, "DELETE FROM messages WHERE id <= 20")
+		if err := db.QueryRow("SELECT MIN(id) FROM messages").Scan(&first); err != nil {
+			t.Fatal(err)
+		}
+	})
+	leaves := leafRowids(t, base, "messages")
+	page := 0
+	for pg, ids := range leaves {
+		if slices.Contains(ids, first) {
+			page = pg
+		}
+	}
+	if page == 0 || first <= 1 {
+		t.Fatalf("no leaf page holds the first message %d", first)
+	}
+	src := filepath.Join(t.TempDir(), "broken.db")
+	copyDBFile(t, base, src)
+	zeroPage(t, src, page)
+
+	opts := recoverOpts
+	opts.AllowPartial = true
+	rep, err := sqlite.Recover(ctx, src, filepath.Join(t.TempDir(), "new.db"), opts)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	mt := reportTable(t, rep, "messages")
+	if len(mt.Lost) == 0 || mt.Lost[0].From != first || mt.Lost[0].To < slices.Max(leaves[page]) {
+		t.Errorf("lost ranges %v; want the first from rowid %d to at least %d", mt.Lost, first, slices.Max(leaves[page]))
 	}
 }
