@@ -442,6 +442,15 @@ func TestRecoverCorruptedMessagesPage(t *testing.T) {
 		if rep.RangeQueries == 0 || rep.RangeQueries > 10_000 {
 			t.Errorf("range queries %d", rep.RangeQueries)
 		}
+		// Each lost rowid was read alone before it was given up, and each
+		// such read counts.
+		var lostIDs int64
+		for _, r := range mt.Lost {
+			lostIDs += r.To - r.From + 1
+		}
+		if int64(rep.RangeQueries) <= lostIDs {
+			t.Errorf("range queries %d, want more than the %d lost rowids", rep.RangeQueries, lostIDs)
+		}
 	})
 
 	if got := bundleHash(t, src); got != before {
