@@ -390,6 +390,11 @@ func TestRecoverCorruptedMessagesPage(t *testing.T) {
 		if mt.Status != sqlite.RecoverPartial || len(mt.Lost) == 0 {
 			t.Fatalf("messages report %+v", mt)
 		}
+		// Bisection loses the page's rowids one by one; the report joins
+		// them: one page, one range.
+		if len(mt.Lost) != 1 {
+			t.Errorf("lost ranges %v, want the zeroed page's rowids as one range", mt.Lost)
+		}
 		if mt.SourceRows != nil && *mt.SourceRows != int64(len(want)) {
 			t.Errorf("source rows %d, want %d", *mt.SourceRows, len(want))
 		}
@@ -436,6 +441,15 @@ func TestRecoverCorruptedMessagesPage(t *testing.T) {
 		}
 		if rep.RangeQueries == 0 || rep.RangeQueries > 10_000 {
 			t.Errorf("range queries %d", rep.RangeQueries)
+		}
+		// Each lost rowid was read alone before it was given up, and each
+		// such read counts.
+		var lostIDs int64
+		for _, r := range mt.Lost {
+			lostIDs += r.To - r.From + 1
+		}
+		if int64(rep.RangeQueries) <= lostIDs {
+			t.Errorf("range queries %d, want more than the %d lost rowids", rep.RangeQueries, lostIDs)
 		}
 	})
 

@@ -1,0 +1,408 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+// The tests of this file pin what Recover's user sees at the edges its other
+// tests do not reach (TESTING.md: recover.go's mutation survivors).
+
+// smallSource returns a store file with one session and one message, closed.
+func smallSource(tb testing.TB) string {
+	tb.Helper()
+	src := filepath.Join(tb.TempDir(), "state.db")
+	db, err := sqlite.Open(src, sqlite.Options{Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: "hello"}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return src
+}
+
+// TestRecoverClock: the report's duration is measured with the given clock,
+// from before the copy to after the verification; without one Recover uses
+// the system clock.
+func TestRecoverClock(t *testing.T) {
+	src := smallSource(t)
+	t.Run("given clock", func(t *testing.T) {
+		calls := 0
+		opts := sqlite.RecoverOptions{Now: func() time.Time {
+			calls++
+			if calls == 1 {
+				return fixedNow
+			}
+			return fixedNow.Add(90 * time.Second)
+		}}
+		rep, err := sqlite.Recover(ctx, src, filepath.Join(t.TempDir(), "new.db"), opts)
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		if rep.DurationSeconds != 90 {
+			t.Errorf("duration %v s, want the clock's 90", rep.DurationSeconds)
+		}
+	})
+	t.Run("no clock", func(t *testing.T) {
+		rep, err := sqlite.Recover(ctx, src, filepath.Join(t.TempDir(), "new.db"), sqlite.RecoverOptions{})
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		if !rep.Complete || rep.DurationSeconds < 0 {
+			t.Errorf("complete=%v duration %v s", rep.Complete, rep.DurationSeconds)
+		}
+	})
+}
+
+// TestRecoverRefusesAliasesOfTheSource: an output path that names one of
+// the source's files by another route (a symlinked directory, a hard link)
+// is refused as the source, and nothing is written.
+func TestRecoverRefusesAliasesOfTheSource(t *testing.T) {
+	src := fixture(t, "hermes-v23.db")
+	srcDir := filepath.Dir(src)
+	before := bundleHash(t, src)
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(srcDir, link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.db")
+	if err := os.Link(src, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, dst string }{
+		{"the source's WAL through a symlinked directory", filepath.Join(link, "state.db-wal")},
+		{"the source's journal through a symlinked directory", filepath.Join(link, "state.db-journal")},
+		{"a hard link to the source", hard},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := sqlite.Recover(ctx, src, tc.dst, recoverOpts)
+			if err == nil {
+				t.Fatalf("recover succeeded: %+v", rep)
+			}
+			if got := sessiondb.ErrorCode(err); got != sessiondb.EINVALID || !strings.Contains(err.Error(), "is the source or one of its files") {
+				t.Errorf("code %s, want %s (the output is the source): %v", got, sessiondb.EINVALID, err)
+			}
+		})
+	}
+	if bundleHash(t, src) != before {
+		t.Error("the source bundle changed")
+	}
+	noLeftovers(t, srcDir, "state.db")
+	noLeftovers(t, dir, "link", "hard.db")
+}
+
+// TestRecoverFreeSpaceBoundary: a recovery needs twice the source bundle's
+// size free (the private copy and the new file); exactly that much is
+// enough, a byte less is refused with both figures in MiB.
+func TestRecoverFreeSpaceBoundary(t *testing.T) {
+	src := fixture(t, "hermes-v23.db")
+	var size int64
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		if fi, err := os.Stat(src + suffix); err == nil {
+			size += fi.Size()
+		}
+	}
+	need := uint64(2 * size)
+	if need < 1<<20 {
+		t.Fatalf("the source bundle holds %d bytes: too small for the MiB figures to say anything", size)
+	}
+	for _, tc := range []struct {
+		name string
+		free uint64
+		ok   bool
+	}{
+		{"exactly enough", need, true},
+		{"one byte short", need - 1, false},
+		{"half a MiB free", 1 << 19, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sqlite.SetFreeBytes(t, func(string) (uint64, error) { return tc.free, nil })
+			rep, err := sqlite.Recover(ctx, src, filepath.Join(t.TempDir(), "new.db"), recoverOpts)
+			if tc.ok {
+				if err != nil || !rep.Complete {
+					t.Fatalf("recover with %d bytes free for %d needed: %v", tc.free, need, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("recover with %d bytes free for %d needed succeeded", tc.free, need)
+			}
+			msg := err.Error()
+			wantNeed := fmt.Sprintf("needs about %.1f MiB", float64(need)/(1<<20))
+			wantFree := fmt.Sprintf(", %.1f MiB are free", float64(tc.free)/(1<<20))
+			if sessiondb.ErrorCode(err) != sessiondb.EINVALID || !strings.Contains(msg, wantNeed) || !strings.Contains(msg, wantFree) {
+				t.Errorf("error %q (code %s), want EINVALID with %q and %q", msg, sessiondb.ErrorCode(err), wantNeed, wantFree)
+			}
+		})
+	}
+}
+
+// TestRecoverUnreadableSidecar: a sidecar of the source that cannot be
+// copied (here a directory where the journal would be) fails the recovery;
+// skipping it could recover a half-written transaction.
+func TestRecoverUnreadableSidecar(t *testing.T) {
+	src := smallSource(t)
+	if err := os.Mkdir(src+"-journal", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rep, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+	if err == nil {
+		t.Fatalf("recover succeeded: %+v", rep)
+	}
+	if got := sessiondb.ErrorCode(err); got != sessiondb.EINVALID || !strings.Contains(err.Error(), "copy "+src+"-journal") {
+		t.Errorf("code %s: %v; want EINVALID naming the journal", got, err)
+	}
+	noLeftovers(t, dir)
+}
+
+// TestRecoverSkipsOtherVirtualTables: a virtual table of another
+// application is not copied (its module may be missing), and neither are
+// its shadow tables, which would come out as plain tables with nothing to
+// read them.
+func TestRecoverSkipsOtherVirtualTables(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "CREATE VIRTUAL TABLE notes_fts USING fts5(body)")
+		rawExec(t, db, "INSERT INTO notes_fts (body) VALUES ('a note')")
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil || !rep.Complete {
+		t.Fatalf("recover: %v, %+v", err, rep)
+	}
+	for _, tb := range rep.Tables {
+		if strings.HasPrefix(tb.Name, "notes_fts") {
+			t.Errorf("table %s was copied (%s)", tb.Name, tb.Status)
+		}
+	}
+	if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'notes%'"); got != 0 {
+		t.Errorf("the output holds %d objects of the notes index", got)
+	}
+}
+
+// TestRecoverUnreadableTableDefinition: a table whose schema entry SQLite
+// cannot parse has no columns to copy. Recover fails naming it, or with
+// AllowPartial reports it unavailable and copies the rest.
+func TestRecoverUnreadableTableDefinition(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, deliveryDDL)
+		rawExec(t, db, "INSERT INTO compression_locks (session_id, holder, acquired_at, expires_at) VALUES ('s', 'pid=1', 1, 2)")
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for _, q := range []string{"PRAGMA writable_schema=ON",
+			"UPDATE sqlite_master SET sql = 'CREATE TABLE ' || name || '(' WHERE name IN ('compression_locks', 'delivery_obligations')"} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	})
+	t.Run("strict", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `read the columns of table "compression_locks"`) {
+			t.Errorf("code %s: %v; want ECORRUPT naming compression_locks", got, err)
+		}
+		noLeftovers(t, dir)
+	})
+	t.Run("allow partial", func(t *testing.T) {
+		opts := recoverOpts
+		opts.AllowPartial = true
+		out := filepath.Join(t.TempDir(), "new.db")
+		rep, err := sqlite.Recover(ctx, src, out, opts)
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		if rep.Complete || !rep.Verify.OK {
+			t.Errorf("complete=%v verify=%+v; want incomplete and verified", rep.Complete, rep.Verify)
+		}
+		for _, name := range []string{"compression_locks", "delivery_obligations"} {
+			tb := reportTable(t, rep, name)
+			if tb.Status != sqlite.RecoverUnavailable || !strings.Contains(tb.Note, "columns unreadable") {
+				t.Errorf("%s: %s (%q), want unavailable: columns unreadable", name, tb.Status, tb.Note)
+			}
+		}
+		if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM messages"); got != 1 {
+			t.Errorf("%d messages, want 1", got)
+		}
+	})
+}
+
+// TestRecoverNullInDefaultedColumn: a NULL in a column the output declares
+// NOT NULL with a default (a source that declared it nullable) is copied as
+// that default, not refused.
+func TestRecoverNullInDefaultedColumn(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "DROP TABLE session_model_usage")
+		rawExec(t, db, "CREATE TABLE session_model_usage (session_id TEXT, model TEXT, api_call_count INTEGER, input_tokens INTEGER, PRIMARY KEY (session_id, model))")
+		rawExec(t, db, "INSERT INTO session_model_usage VALUES ('s', 'm', NULL, 5)")
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil || !rep.Complete {
+		t.Fatalf("recover: %v, %+v", err, rep)
+	}
+	var calls, input int
+	if err := rawDB(t, out).QueryRow("SELECT api_call_count, input_tokens FROM session_model_usage WHERE session_id = 's' AND model = 'm'").Scan(&calls, &input); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 || input != 5 {
+		t.Errorf("api_call_count %d, input_tokens %d; want the default 0 and the copied 5", calls, input)
+	}
+}
+
+// TestRecoverTitleMatchingOtherValues: only a session's title is compared
+// with the titles already copied; a value of another table that happens to
+// equal a title (here a message's session id) leaves it alone.
+func TestRecoverTitleMatchingOtherValues(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "state.db")
+	db := MustOpenPath(t, src)
+	for _, id := range []string{"alpha", "beta"} {
+		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "beta", Role: "user", Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	withRawDB(t, src, func(raw *sql.DB) {
+		rawExec(t, raw, "UPDATE sessions SET title = 'beta' WHERE id = 'alpha'")
+		rawExec(t, raw, "INSERT INTO state_meta (key, value) VALUES ('loop:x', 'beta')")
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	if rep.Cleanup.TitlesCleared != 0 {
+		t.Errorf("titles cleared = %d, want 0", rep.Cleanup.TitlesCleared)
+	}
+	if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM sessions WHERE id = 'alpha' AND title = 'beta'"); got != 1 {
+		t.Error("session alpha lost its title")
+	}
+}
+
+// TestRecoverDuplicateKeyRefused: rows of a source table that break a key
+// the output declares (a file whose table lacked it) are refused, never
+// replaced: the strict recovery fails naming the row, the partial one
+// keeps the first and reports the second.
+func TestRecoverDuplicateKeyRefused(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "DROP TABLE compression_locks")
+		rawExec(t, db, "CREATE TABLE compression_locks (session_id TEXT, holder TEXT NOT NULL, acquired_at REAL NOT NULL, expires_at REAL NOT NULL)")
+		rawExec(t, db, "INSERT INTO compression_locks VALUES ('s', 'first', 1, 2), ('s', 'second', 3, 4)")
+	})
+	t.Run("strict", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `table "compression_locks" rowid 2 holds a value the output refuses`) {
+			t.Errorf("code %s: %v; want ECORRUPT naming rowid 2 of compression_locks", got, err)
+		}
+		noLeftovers(t, dir)
+	})
+	t.Run("allow partial", func(t *testing.T) {
+		opts := recoverOpts
+		opts.AllowPartial = true
+		out := filepath.Join(t.TempDir(), "new.db")
+		rep, err := sqlite.Recover(ctx, src, out, opts)
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		tb := reportTable(t, rep, "compression_locks")
+		if tb.Status != sqlite.RecoverPartial || tb.Copied != 1 || len(tb.Rejected) != 1 || tb.Rejected[0] != 2 {
+			t.Errorf("compression_locks: %s, copied %d, rejected %v; want partial, 1, [2]", tb.Status, tb.Copied, tb.Rejected)
+		}
+		var holder string
+		if err := rawDB(t, out).QueryRow("SELECT holder FROM compression_locks WHERE session_id = 's'").Scan(&holder); err != nil || holder != "first" {
+			t.Errorf("holder %q (%v), want the first row's", holder, err)
+		}
+	})
+}
+
+// TestRecoverWithoutRowidTable: a WITHOUT ROWID table (no rowid ranges to
+// read by) is copied whole in one pass.
+func TestRecoverWithoutRowidTable(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "CREATE TABLE plugin_kv (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+		rawExec(t, db, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2499)
+			INSERT INTO plugin_kv SELECT printf('key%04d', i), i FROM n`)
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil || !rep.Complete {
+		t.Fatalf("recover: %v, %+v", err, rep)
+	}
+	if tb := reportTable(t, rep, "plugin_kv"); !tb.Created || tb.Copied != 2500 || tb.Status != sqlite.RecoverComplete {
+		t.Errorf("plugin_kv: created %v, copied %d, %s", tb.Created, tb.Copied, tb.Status)
+	}
+	o := rawDB(t, out)
+	if got := count(t, o, "SELECT COUNT(*) FROM plugin_kv WHERE v = CAST(substr(k, 4) AS INTEGER)"); got != 2500 {
+		t.Errorf("%d of 2500 rows copied intact", got)
+	}
+	if got := count(t, o, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'plugin_kv' AND sql LIKE '%WITHOUT ROWID'"); got != 1 {
+		t.Error("plugin_kv is not a WITHOUT ROWID table in the output")
+	}
+}
+
+// TestRecoverBoundsFromAnIndex: when a table's first page is unreadable,
+// its smallest rowid is read from one of its indexes, so the lost range
+// starts at the table's first row, not at rowid 1.
+func TestRecoverBoundsFromAnIndex(t *testing.T) {
+	base := upgradedFixture(t, "hermes-v23.db")
+	var first int64
+	withRawDB(t, base, func(db *sql.DB) {
+		rawExec(t, db, "DELETE FROM messages WHERE id <= 20")
+		if err := db.QueryRow("SELECT MIN(id) FROM messages").Scan(&first); err != nil {
+			t.Fatal(err)
+		}
+	})
+	leaves := leafRowids(t, base, "messages")
+	page := 0
+	for pg, ids := range leaves {
+		if slices.Contains(ids, first) {
+			page = pg
+		}
+	}
+	if page == 0 || first <= 1 {
+		t.Fatalf("no leaf page holds the first message %d", first)
+	}
+	src := filepath.Join(t.TempDir(), "broken.db")
+	copyDBFile(t, base, src)
+	zeroPage(t, src, page)
+
+	opts := recoverOpts
+	opts.AllowPartial = true
+	rep, err := sqlite.Recover(ctx, src, filepath.Join(t.TempDir(), "new.db"), opts)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	mt := reportTable(t, rep, "messages")
+	if len(mt.Lost) == 0 || mt.Lost[0].From != first || mt.Lost[0].To < slices.Max(leaves[page]) {
+		t.Errorf("lost ranges %v; want the first from rowid %d to at least %d", mt.Lost, first, slices.Max(leaves[page]))
+	}
+}
