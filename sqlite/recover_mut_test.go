@@ -1,8 +1,11 @@
 package sqlite_test
 
 import (
+	"cmp"
 	"database/sql"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -404,5 +407,174 @@ func TestRecoverBoundsFromAnIndex(t *testing.T) {
 	mt := reportTable(t, rep, "messages")
 	if len(mt.Lost) == 0 || mt.Lost[0].From != first || mt.Lost[0].To < slices.Max(leaves[page]) {
 		t.Errorf("lost ranges %v; want the first from rowid %d to at least %d", mt.Lost, first, slices.Max(leaves[page]))
+	}
+}
+
+// damagedTail returns a source whose extra table notes (no index, no
+// AUTOINCREMENT, so nothing but its last page knows its largest rowid) has
+// a middle leaf page and its last leaf page zeroed, and the rowids of the
+// two pages.
+func damagedTail(tb testing.TB, rows int) (src string, middle, last []int64) {
+	tb.Helper()
+	base := smallSource(tb)
+	withRawDB(tb, base, func(db *sql.DB) {
+		rawExec(tb, db, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+		rawExec(tb, db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "+
+			"INSERT INTO notes SELECT i, hex(zeroblob(200)) || i FROM n", rows)
+	})
+	leaves := leafRowids(tb, base, "notes")
+	pages := slices.Collect(maps.Keys(leaves))
+	slices.SortFunc(pages, func(a, b int) int { return cmp.Compare(slices.Min(leaves[a]), slices.Min(leaves[b])) })
+	if len(pages) < 8 {
+		tb.Fatalf("notes spans %d leaf pages, want at least 8", len(pages))
+	}
+	mid, end := pages[len(pages)/2], pages[len(pages)-1]
+	src = filepath.Join(tb.TempDir(), "broken.db")
+	copyDBFile(tb, base, src)
+	zeroPage(tb, src, mid)
+	zeroPage(tb, src, end)
+	return src, leaves[mid], leaves[end]
+}
+
+// TestRecoverDamagedTail: when a table's largest rowid cannot be read,
+// recover seeks past a damaged page in growing steps, copies every row
+// after it up to the next damage, and records the unreadable end of the
+// table as lost up to the largest possible rowid.
+func TestRecoverDamagedTail(t *testing.T) {
+	const rows = 600
+	src, middle, last := damagedTail(t, rows)
+	t.Run("strict", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `count the rows of table "notes"`) {
+			t.Errorf("code %s: %v; want ECORRUPT naming notes", got, err)
+		}
+		noLeftovers(t, dir)
+	})
+	t.Run("allow partial", func(t *testing.T) {
+		opts := recoverOpts
+		opts.AllowPartial = true
+		out := filepath.Join(t.TempDir(), "new.db")
+		rep, err := sqlite.Recover(ctx, src, out, opts)
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		nt := reportTable(t, rep, "notes")
+		wantLost := []sqlite.RowidRange{{From: slices.Min(middle), To: slices.Max(middle)}, {From: slices.Min(last), To: math.MaxInt64}}
+		if !slices.Equal(nt.Lost, wantLost) {
+			t.Errorf("lost ranges %v, want %v", nt.Lost, wantLost)
+		}
+		var want []int64
+		for id := int64(1); id <= rows; id++ {
+			if !slices.Contains(middle, id) && !slices.Contains(last, id) {
+				want = append(want, id)
+			}
+		}
+		var got []int64
+		db := rawDB(t, out)
+		rs, err := db.Query("SELECT id FROM notes ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var id int64
+			if err := rs.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, id)
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("copied rowids %v,\nwant every rowid of 1..%d but those of the two damaged pages %v", got, rows, want)
+		}
+		if nt.Copied != int64(len(want)) || nt.Status != sqlite.RecoverPartial {
+			t.Errorf("notes: %s, copied %d; want partial with %d copied", nt.Status, nt.Copied, len(want))
+		}
+	})
+}
+
+// TestRecoverQueryBudget: a source with more unreadable rows than the
+// recovery's 10,000 range queries can bisect stops at exactly that budget
+// and records every rowid it did not copy as lost: no row is both copied
+// and lost, none is neither, and no unreadable row is copied.
+func TestRecoverQueryBudget(t *testing.T) {
+	const rows = 24_000
+	base := smallSource(t)
+	withRawDB(t, base, func(db *sql.DB) {
+		rawExec(t, db, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+		rawExec(t, db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "+
+			"INSERT INTO notes SELECT i, hex(zeroblob(24)) || i FROM n", rows)
+	})
+	leaves := leafRowids(t, base, "notes")
+	pages := slices.Collect(maps.Keys(leaves))
+	slices.SortFunc(pages, func(a, b int) int { return cmp.Compare(slices.Min(leaves[a]), slices.Min(leaves[b])) })
+	src := filepath.Join(t.TempDir(), "broken.db")
+	copyDBFile(t, base, src)
+	unreadable := map[int64]bool{}
+	for i := 1; i < len(pages)-1; i += 2 {
+		zeroPage(t, src, pages[i])
+		for _, id := range leaves[pages[i]] {
+			unreadable[id] = true
+		}
+	}
+	if len(unreadable) <= 10_000 {
+		t.Fatalf("%d unreadable rows, want more than the budget", len(unreadable))
+	}
+
+	opts := recoverOpts
+	opts.AllowPartial = true
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, opts)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	if rep.RangeQueries != 10_000 {
+		t.Errorf("%d range queries, want the budget of 10000", rep.RangeQueries)
+	}
+	nt := reportTable(t, rep, "notes")
+	lost := func(id int64) bool {
+		for _, r := range nt.Lost {
+			if r.From <= id && id <= r.To {
+				return true
+			}
+		}
+		return false
+	}
+	copied := map[int64]bool{}
+	db := rawDB(t, out)
+	rs, err := db.Query("SELECT id FROM notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id int64
+		if err := rs.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		copied[id] = true
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	lostReadable := 0
+	for id := int64(1); id <= rows; id++ {
+		switch {
+		case copied[id] && unreadable[id]:
+			t.Fatalf("rowid %d copied from a zeroed page", id)
+		case copied[id] == lost(id):
+			t.Fatalf("rowid %d: copied %v, in a lost range %v", id, copied[id], lost(id))
+		case lost(id) && !unreadable[id]:
+			lostReadable++
+		}
+	}
+	if lostReadable == 0 {
+		t.Errorf("every readable row was copied; want the budget to run out before the end of the table")
+	}
+	if nt.Copied != int64(len(copied)) {
+		t.Errorf("report says %d copied, output holds %d", nt.Copied, len(copied))
 	}
 }
