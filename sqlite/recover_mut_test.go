@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"cmp"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
@@ -577,4 +578,100 @@ func TestRecoverQueryBudget(t *testing.T) {
 	if nt.Copied != int64(len(copied)) {
 		t.Errorf("report says %d copied, output holds %d", nt.Copied, len(copied))
 	}
+}
+
+// indexLeaves walks the b-tree of a WITHOUT ROWID table (an index b-tree,
+// whose interior pages hold rows too) and returns its leaf pages in key
+// order, each with the number of rows that come before it.
+func indexLeaves(tb testing.TB, path, table string) (pages []int, before map[int]int) {
+	tb.Helper()
+	var root int
+	withRawDB(tb, path, func(db *sql.DB) {
+		if err := db.QueryRow("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&root); err != nil {
+			tb.Fatal(err)
+		}
+	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ps := int(binary.BigEndian.Uint16(data[16:18]))
+	before = map[int]int{}
+	seen := 0
+	var walk func(pg int)
+	walk = func(pg int) {
+		off := (pg - 1) * ps
+		n := int(binary.BigEndian.Uint16(data[off+3:]))
+		switch data[off] {
+		case 0x02: // interior index page: each cell's child, then the cell's row
+			for i := range n {
+				cell := off + int(binary.BigEndian.Uint16(data[off+12+2*i:]))
+				walk(int(binary.BigEndian.Uint32(data[cell:])))
+				seen++
+			}
+			walk(int(binary.BigEndian.Uint32(data[off+8:])))
+		case 0x0a: // leaf index page
+			pages = append(pages, pg)
+			before[pg] = seen
+			seen += n
+		default:
+			tb.Fatalf("page %d: type %#x is not an index b-tree page", pg, data[off])
+		}
+	}
+	walk(root)
+	return pages, before
+}
+
+// TestRecoverDamagedWithoutRowidTable: a WITHOUT ROWID table whose pages
+// cannot all be read fails a strict recovery; with AllowPartial the rows
+// before the damage are copied and the note says how many.
+func TestRecoverDamagedWithoutRowidTable(t *testing.T) {
+	const rows = 2500
+	base := smallSource(t)
+	withRawDB(t, base, func(db *sql.DB) {
+		rawExec(t, db, "CREATE TABLE plugin_kv (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+		rawExec(t, db, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+			INSERT INTO plugin_kv SELECT printf('key%04d', i), hex(zeroblob(50)) FROM n`, rows)
+	})
+	pages, before := indexLeaves(t, base, "plugin_kv")
+	if len(pages) < 8 {
+		t.Fatalf("plugin_kv spans %d leaf pages, want at least 8", len(pages))
+	}
+	damaged := pages[len(pages)/2]
+	kept := before[damaged]
+	src := filepath.Join(t.TempDir(), "broken.db")
+	copyDBFile(t, base, src)
+	zeroPage(t, src, damaged)
+
+	t.Run("strict", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `"plugin_kv"`) {
+			t.Errorf("code %s: %v; want ECORRUPT naming plugin_kv", got, err)
+		}
+		noLeftovers(t, dir)
+	})
+	t.Run("allow partial", func(t *testing.T) {
+		opts := recoverOpts
+		opts.AllowPartial = true
+		out := filepath.Join(t.TempDir(), "new.db")
+		rep, err := sqlite.Recover(ctx, src, out, opts)
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		tb := reportTable(t, rep, "plugin_kv")
+		if tb.Status != sqlite.RecoverPartial || tb.Copied != int64(kept) {
+			t.Errorf("plugin_kv: %s, copied %d; want partial with the %d rows before the damaged page", tb.Status, tb.Copied, kept)
+		}
+		if want := fmt.Sprintf("reading stopped after %d rows", kept); !strings.Contains(tb.Note, want) {
+			t.Errorf("note %q, want it to say %q", tb.Note, want)
+		}
+		o := rawDB(t, out)
+		if got := count(t, o, "SELECT COUNT(*) FROM plugin_kv WHERE k < printf('key%04d', ?)", kept); got != kept {
+			t.Errorf("%d of the first %d keys copied", got, kept)
+		}
+		if got := count(t, o, "SELECT COUNT(*) FROM plugin_kv"); got != kept {
+			t.Errorf("%d rows in the output, want %d", got, kept)
+		}
+	})
 }
