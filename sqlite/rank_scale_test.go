@@ -20,7 +20,7 @@ import (
 // threshold pass (4,096), so the passes run.
 func rankScaleStore(t *testing.T) *sbStore {
 	s := sbOpen(t)
-	sources := []string{"cli", "telegram", "discord"}
+	sources := []string{"cli", "telegram", "discord", "whatsapp"}
 	for i, src := range sources {
 		s.session(fmt.Sprintf("s%d", i), src)
 	}
@@ -47,14 +47,19 @@ func rankScaleStore(t *testing.T) *sbStore {
 			}
 			text = strings.Join(w, " ")
 		}
+		session := fmt.Sprintf("s%d", i%3)
+		if i%50 == 49 {
+			session = "s3" // a rare source: 2 % of the rows
+		}
 		if _, err := tx.Exec(`INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, ?, ?, ?)`,
-			fmt.Sprintf("s%d", i%3), []string{"user", "assistant"}[i%2], text, 1700000000+float64(i)); err != nil {
+			session, []string{"user", "assistant"}[i%2], text, 1700000000+float64(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	s.exec(t, `UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE session_id = sessions.id)`)
 	// The 600 best "zulu" rows and the 300 best "yankee" rows are inactive:
 	// a first page needs to look far past the K best.
 	s.exec(t, `UPDATE messages SET active = 0 WHERE id IN (
@@ -138,6 +143,9 @@ func TestSearchRankAtScaleShapes(t *testing.T) {
 		{Limit: 7, Offset: 1900},
 		{Limit: 3, Offset: 4000},
 		{Limit: 10, Sources: []string{"telegram"}},
+		{Limit: 10, Sources: []string{"whatsapp"}},
+		{Limit: 4, Offset: 30, Sources: []string{"whatsapp", "discord"}},
+		{Limit: 5, Offset: 150, Sources: []string{"whatsapp"}},
 		{Limit: 20, Offset: 40, ExcludeSources: []string{"cli", "discord"}},
 		{Limit: 1},
 	}

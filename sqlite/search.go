@@ -349,8 +349,12 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	k := want + rankSlack
 	one := onePhrase.MatchString(q)
 	if one && !strings.HasSuffix(q, "*") && table == "messages_fts" {
+		narrow, err := s.fewSourceRows(ctx)
+		if err != nil {
+			return nil, err
+		}
 		for {
-			hits, passed, err := s.matchTop(ctx, table, q, k)
+			hits, passed, err := s.matchTop(ctx, table, q, k, narrow)
 			if err != errIncomplete || k >= rankMaxK {
 				return hits, err
 			}
@@ -380,6 +384,27 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	return s.rankedPage(ctx, stmt, args, k, pageSnippets)
 }
 
+// fewSourceRows reports whether the search is limited to sources that hold
+// at most an eighth of the messages (by their sessions' message counts):
+// then matchTop ranks only their rows, instead of asking again and again
+// for more of the best rows of every source.
+func (s *searcher) fewSourceRows(ctx context.Context) (bool, error) {
+	if len(s.o.Sources) == 0 {
+		return false, nil
+	}
+	args := make([]any, len(s.o.Sources))
+	for i, v := range s.o.Sources {
+		args[i] = v
+	}
+	var rows, all sql.NullInt64
+	err := s.db.read.QueryRowContext(ctx, "SELECT (SELECT SUM(message_count) FROM sessions WHERE source IN ("+
+		placeholders(len(args))+")), (SELECT MAX(id) FROM messages)", args...).Scan(&rows, &all)
+	if err != nil {
+		return false, err
+	}
+	return rows.Int64*8 <= all.Int64, nil
+}
+
 // rankMaxK is the largest K matchTop asks for; rank.c scores every row
 // past 100,000.
 const rankMaxK = 100_000
@@ -392,7 +417,8 @@ const rankMaxK = 100_000
 var rankSeekMicros = 40
 
 // matchTop answers a bm25-ordered page for a query of one phrase that is
-// not a prefix. One statement (one snapshot) does the ranking:
+// not a prefix. With narrow, the function ranks only the rows of the
+// sessions of the chosen sources (their ids, read in the same statement). One statement (one snapshot) does the ranking:
 // sessiondb_bm25(t, K, 't', 'top'), called on the query's first row, reads
 // the phrase's rows once and returns their number and the ids of the K best
 // (ties with the K-th included) in rank order; json_each walks the ids (its
@@ -409,13 +435,26 @@ var rankSeekMicros = 40
 // phrase's rows again (rankSeekMicros), the same statement makes the page's
 // snippets that way; otherwise pageSnippets makes them in one pass over the
 // matches. passed is how many of the array's rows passed the filters.
-func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits []sessiondb.SearchHit, passed int, err error) {
+func (s *searcher) matchTop(ctx context.Context, table, q string, k int, narrow bool) (hits []sessiondb.SearchHit, passed int, err error) {
 	where, fargs := s.filters()
+	args := []any{q}
+	allowed := ""
+	if narrow {
+		// Numbered: these come before ?1 in the text, and the filters'
+		// plain ? after them take the following numbers.
+		nums := make([]string, len(s.o.Sources))
+		for i, v := range s.o.Sources {
+			nums[i] = fmt.Sprintf("?%d", i+2)
+			args = append(args, v)
+		}
+		allowed = ", (SELECT COALESCE(group_concat(am.id), '') FROM sessions AS a JOIN messages AS am ON am.session_id = a.id" +
+			" WHERE a.source IN (" + strings.Join(nums, ", ") + "))"
+	}
 	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
 	seek := fmt.Sprintf("w.us >= %d * w.size", s.o.Limit*rankSeekMicros)
 	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
 		page, seek, s.snippetSQL(table), table, table, table)
-	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top') FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k) +
+	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top'%[3]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k, allowed) +
 		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, " + seek +
 		" FROM (SELECT id, place, ok, us, size, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
 		" count(*) OVER () AS total, sum(ok) OVER () AS passed" +
@@ -424,7 +463,7 @@ func (s *searcher) matchTop(ctx context.Context, table, q string, k int) (hits [
 		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id)) AS w" +
 		" JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id" +
 		" WHERE (" + page + ") OR w.place = 0 ORDER BY w.place"
-	rows, err := runSearch(ctx, s.db.read, stmt, append([]any{q}, fargs...)...)
+	rows, err := runSearch(ctx, s.db.read, stmt, append(args, fargs...)...)
 	if err != nil {
 		return nil, 0, err
 	}

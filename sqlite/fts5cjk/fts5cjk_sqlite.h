@@ -18,6 +18,7 @@
 #define SQLITE_NOMEM  7
 #define SQLITE_INTERRUPT 9
 #define SQLITE_CORRUPT 11
+#define SQLITE_MISMATCH 20
 #define SQLITE_RANGE  25
 #define SQLITE_ROW    100
 #define SQLITE_DONE   101
@@ -40,6 +41,7 @@ int sqlite3_create_function(sqlite3 *db, const char *zFunctionName, int nArg,
                             void (*xStep)(sqlite3_context *, int, sqlite3_value **),
                             void (*xFinal)(sqlite3_context *));
 #define SQLITE_UTF8 1
+#define SQLITE_NULL 5
 int sqlite3_open(const char *zFilename, sqlite3 **ppDb);
 int sqlite3_close(sqlite3 *db);
 int sqlite3_prepare_v2(sqlite3 *db, const char *zSql, int nByte,
@@ -54,6 +56,7 @@ const char *sqlite3_errstr(int rc);
 sqlite3_int64 sqlite3_value_int64(sqlite3_value *v);
 int sqlite3_value_int(sqlite3_value *v);
 const unsigned char *sqlite3_value_text(sqlite3_value *v);
+int sqlite3_value_type(sqlite3_value *v);
 int sqlite3_value_bytes(sqlite3_value *v);
 sqlite3 *sqlite3_context_db_handle(sqlite3_context *ctx);
 int sqlite3_is_interrupted(sqlite3 *db);

@@ -54,6 +54,13 @@
 ** DESIGN.md, "Top-k ranking at scale"). It fails with SQLITE_RANGE when the
 ** query was not read ahead.
 **
+** sessiondb_bm25(tbl, K, 'name', 'top', allowed) does the same among the
+** rows whose rowid is in allowed, a text of comma-separated rowids in any
+** order ('' for none; NULL: every row): the K best of those, with the same
+** exact bm25 (hits and the IDF still count every row of the phrase). A
+** caller whose filters keep few rows (one rare source) passes the rowids
+** they can keep, and needs no second read with a larger K.
+**
 ** The read-ahead does not keep every row: while reading, with the IDF not
 ** yet known, rows are compared by bm25's term without it (rankG), and
 ** threshold passes over a buffer (rankFlush) raise the K-th best exact
@@ -224,6 +231,9 @@ typedef struct RankAhead {
   ** occurs f times still reaches cut (-1: none); valid once nTopG == k */
   int aMaxLen[RANK_TAB];
   sqlite3_int64 nLookup; /* lengths looked up (SESSIONDB_RANK_STATS) */
+  int bAllow;                  /* only rows in aAllow can be kept */
+  const sqlite3_int64 *aAllow; /* ascending */
+  int nAllow;
 } RankAhead;
 
 /* rows buffered before the first threshold pass, and at least between two;
@@ -324,6 +334,57 @@ static int rankFlush(RankAhead *a){
   return SQLITE_OK;
 }
 
+/* rankAllowed reports whether iRowid is in the ascending array a[0..n). */
+static int rankAllowed(const sqlite3_int64 *a, int n, sqlite3_int64 iRowid){
+  int lo = 0, hi = n;
+  while( lo < hi ){
+    int mid = lo + (hi - lo) / 2;
+    if( a[mid] < iRowid ) lo = mid + 1; else hi = mid;
+  }
+  return lo < n && a[lo] == iRowid;
+}
+
+static int rankCmpRowid(const void *pA, const void *pB){
+  sqlite3_int64 a = *(const sqlite3_int64 *)pA, b = *(const sqlite3_int64 *)pB;
+  return (a > b) - (a < b);
+}
+
+/* rankParseAllowed reads a text of comma-separated rowids into a sorted
+** array (*pa, *pn), which the caller frees; anything but digits, an
+** optional minus sign and commas is SQLITE_MISMATCH. */
+static int rankParseAllowed(const char *z, sqlite3_int64 **pa, int *pn){
+  int n = 0, nAlloc = 0;
+  sqlite3_int64 *a = 0;
+  *pa = 0;
+  *pn = 0;
+  while( *z ){
+    char *zEnd;
+    long long v;
+    if( !(*z == '-' || (*z >= '0' && *z <= '9')) ) goto mismatch;
+    v = strtoll(z, &zEnd, 10);
+    if( zEnd == z || (*zEnd != ',' && *zEnd != 0) ) goto mismatch;
+    if( n == nAlloc ){
+      sqlite3_int64 *aNew;
+      nAlloc = nAlloc ? nAlloc * 2 : 256;
+      aNew = (sqlite3_int64 *)sqlite3_realloc64(a, (unsigned long long)nAlloc * sizeof(*a));
+      if( aNew == 0 ){
+        sqlite3_free(a);
+        return SQLITE_NOMEM;
+      }
+      a = aNew;
+    }
+    a[n++] = (sqlite3_int64)v;
+    z = *zEnd ? zEnd + 1 : zEnd;
+  }
+  if( n > 1 ) qsort(a, (size_t)n, sizeof(*a), rankCmpRowid);
+  *pa = a;
+  *pn = n;
+  return SQLITE_OK;
+mismatch:
+  sqlite3_free(a);
+  return SQLITE_MISMATCH;
+}
+
 /* rankAheadCb records a row of the phrase that can still be among the K
 ** best: its rowid, how often the phrase occurs, and the length its
 ** positions prove. */
@@ -339,6 +400,9 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     return SQLITE_INTERRUPT;
   }
   if( a->bCountOnly ) return SQLITE_OK;
+  if( a->bAllow && !rankAllowed(a->aAllow, a->nAllow, pApi->xRowid(pFts)) ){
+    return SQLITE_OK;
+  }
   for(i = 0; i < p->nCol; i++) p->aColMin[i] = 0;
   rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
   if( rc != SQLITE_OK ) return rc;
@@ -424,21 +488,32 @@ static int rankAhead(RankData *p, RankAhead *a){
 
 /* rankData returns the per-query state, creating it on the first row. */
 static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
-                    const char *zTable, sqlite3 *db, RankData **pp){
+                    const char *zTable, sqlite3_value *pAllow, sqlite3 *db,
+                    RankData **pp){
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
   int i, rc = SQLITE_OK, nPhrase, nCol;
   struct timespec t0, t1;
+  sqlite3_int64 *aAllow = 0;
+  int nAllow = 0, bAllow = pAllow && sqlite3_value_type(pAllow) != SQLITE_NULL;
   if( p ){
     *pp = p;
     return SQLITE_OK;
+  }
+  if( bAllow ){
+    const char *z = (const char *)sqlite3_value_text(pAllow);
+    rc = z ? rankParseAllowed(z, &aAllow, &nAllow) : SQLITE_NOMEM;
+    if( rc != SQLITE_OK ) return rc;
   }
   nPhrase = pApi->xPhraseCount(pFts);
   nCol = pApi->xColumnCount(pFts);
   p = (RankData *)sqlite3_malloc((int)(sizeof(RankData)
         + (size_t)nPhrase * (2 * sizeof(double) + sizeof(int))
         + (size_t)k * sizeof(double) + (size_t)nCol * sizeof(int)));
-  if( p == 0 ) return SQLITE_NOMEM;
+  if( p == 0 ){
+    sqlite3_free(aAllow);
+    return SQLITE_NOMEM;
+  }
   memset(p, 0, sizeof(RankData));
   p->nPhrase = nPhrase;
   p->nCol = nCol;
@@ -462,6 +537,11 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     a.nFlush = 4 * k > fts5cjk_rank_flush_min ? 4 * k : fts5cjk_rank_flush_min;
     if( fts5cjk_rank_flush_min <= 1 ) a.nFlush = fts5cjk_rank_flush_min;
     a.sizes.db = db;
+    if( bAllow ){
+      a.bAllow = 1;
+      a.aAllow = aAllow;
+      a.nAllow = nAllow;
+    }
     if( !a.bCountOnly ){
       a.sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
       a.aTopG = (double *)sqlite3_realloc64(0, (unsigned long long)k * sizeof(double));
@@ -486,6 +566,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     sqlite3_free(a.aTopG);
     sqlite3_free(a.aRow);
   }
+  sqlite3_free(aAllow);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   p->nReadUs = (sqlite3_int64)(t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
   if( rc == SQLITE_OK ) rc = pApi->xSetAuxdata(pFts, p, rankDataFree);
@@ -618,7 +699,12 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     sqlite3_result_error_code(pCtx, SQLITE_ERROR);
     return;
   }
-  rc = rankData(pApi, pFts, k, zTable, sqlite3_context_db_handle(pCtx), &p);
+  if( nVal > 3 && !(zMode && zMode[0] == 't') ){
+    sqlite3_result_error_code(pCtx, SQLITE_ERROR); /* allowed rowids: 'top' only */
+    return;
+  }
+  rc = rankData(pApi, pFts, k, zTable, nVal > 3 ? apVal[3] : 0,
+                sqlite3_context_db_handle(pCtx), &p);
   if( rc == SQLITE_OK && zMode && zMode[0] == 't' ){
     rankTop(p, pCtx);
     return;

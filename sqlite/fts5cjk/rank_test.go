@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -298,6 +299,46 @@ func TestRankTop(t *testing.T) {
 				if !slices.Equal(got, want[:n]) {
 					t.Errorf("flush %d, %s, K=%d: top %v\nwant %v", flush, q, k, got, want[:n])
 				}
+				// Among allowed rowids only: the K best of those, by the
+				// same scores, ties with the K-th included; hits still
+				// count every row.
+				for _, allow := range []func(int64) bool{
+					func(id int64) bool { return id%3 == 0 },
+					func(id int64) bool { return id%7 == 1 || id > 10_000 },
+					func(int64) bool { return false },
+				} {
+					var ids []string
+					var wantA []int64
+					var scoresA []float64
+					for i, id := range want {
+						if allow(id) {
+							wantA = append(wantA, id)
+							scoresA = append(scoresA, scores[i])
+						}
+					}
+					for id := int64(-2); id < 12_000; id++ {
+						if allow(id) {
+							ids = append(ids, strconv.FormatInt(id, 10))
+						}
+					}
+					slices.Reverse(ids) // any order
+					var top string
+					err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'top', ?2) FROM t WHERE t MATCH ?1 LIMIT 1`, k), q, strings.Join(ids, ",")).Scan(&top)
+					if err != nil {
+						t.Fatalf("flush %d, %s, K=%d, allowed: %v", flush, q, k, err)
+					}
+					res.IDs = nil
+					if err := json.Unmarshal([]byte(top), &res); err != nil {
+						t.Fatalf("flush %d, %s, K=%d, allowed: %q: %v", flush, q, k, top, err)
+					}
+					n := min(k, len(wantA))
+					for n > 0 && n < len(wantA) && scoresA[n] == scoresA[n-1] {
+						n++
+					}
+					if res.Hits != len(want) || !slices.Equal(res.IDs, wantA[:n]) {
+						t.Errorf("flush %d, %s, K=%d, allowed: %d hits, top %v\nwant %d hits, %v", flush, q, k, res.Hits, res.IDs, len(want), wantA[:n])
+					}
+				}
 			}
 		}
 	}
@@ -305,5 +346,11 @@ func TestRankTop(t *testing.T) {
 	err := db.QueryRow(`SELECT sessiondb_bm25(t, 5, 't', 'top') FROM t WHERE t MATCH 'alpha OR bravo' LIMIT 1`).Scan(new(string))
 	if !errors.As(err, &se) || se.Code != sqlite3.ErrRange {
 		t.Errorf("top of two phrases: %v; want SQLITE_RANGE", err)
+	}
+	for _, bad := range []struct{ mode, allowed string }{{"top", "1,x"}, {"top", "1,,2"}, {"top", "1 2"}, {"place", "1"}} {
+		err := db.QueryRow(`SELECT sessiondb_bm25(t, 5, 't', ?1, ?2) FROM t WHERE t MATCH 'alpha' LIMIT 1`, bad.mode, bad.allowed).Scan(new(sql.NullString))
+		if err == nil {
+			t.Errorf("%s with allowed rowids %q: no error", bad.mode, bad.allowed)
+		}
 	}
 }
