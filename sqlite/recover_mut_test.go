@@ -675,3 +675,126 @@ func TestRecoverDamagedWithoutRowidTable(t *testing.T) {
 		}
 	})
 }
+
+// TestRecoverKeepsSequences: the output's AUTOINCREMENT counters are the
+// source's, also past the last copied row (its newest messages deleted)
+// and for tables whose rows were all deleted, so no id is handed out
+// twice.
+func TestRecoverKeepsSequences(t *testing.T) {
+	src := smallSource(t)
+	db, err := sqlite.Open(src, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: fmt.Sprint("more ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "DELETE FROM messages WHERE id > 3")
+		for _, name := range []string{"jobs", "tasks"} {
+			rawExec(t, db, "CREATE TABLE "+name+" (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT)")
+			rawExec(t, db, "INSERT INTO "+name+" (name) VALUES ('a'), ('b'), ('c')")
+			rawExec(t, db, "DELETE FROM "+name)
+		}
+	})
+	want := map[string]int{}
+	withRawDB(t, src, func(db *sql.DB) {
+		for _, name := range []string{"messages", "jobs", "tasks"} {
+			want[name] = count(t, db, "SELECT seq FROM sqlite_sequence WHERE name = ?", name)
+		}
+	})
+	if want["messages"] != 6 || want["jobs"] != 3 || want["tasks"] != 3 {
+		t.Fatalf("source sequences %v, want messages 6, jobs and tasks 3", want)
+	}
+	out := filepath.Join(t.TempDir(), "new.db")
+	if _, err := sqlite.Recover(ctx, src, out, recoverOpts); err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	o := rawDB(t, out)
+	for name, seq := range want {
+		if got := count(t, o, "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?), -1)", name); got != seq {
+			t.Errorf("%s: sequence %d in the output, want the source's %d", name, got, seq)
+		}
+	}
+}
+
+// TestRecoverForeignOrphansInExtraTable: a row of a copied extra table
+// whose foreign key points at a session that is not there is deleted by
+// the cleanup (as Hermes deletes orphan bindings) and counted; its
+// neighbour that points at a real session stays.
+func TestRecoverForeignOrphansInExtraTable(t *testing.T) {
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		rawExec(t, db, "CREATE TABLE bindings (id INTEGER PRIMARY KEY, session_id TEXT REFERENCES sessions(id), note TEXT)")
+		rawExec(t, db, "PRAGMA foreign_keys = OFF")
+		rawExec(t, db, "INSERT INTO bindings (id, session_id, note) VALUES (1, 's', 'kept'), (2, 'gone', 'orphan'), (3, 's', 'kept too')")
+	})
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	tb := reportTable(t, rep, "bindings")
+	if tb.Copied != 3 || tb.Removed != 1 || tb.OutputRows != 2 || rep.Cleanup.OtherDeleted != 1 {
+		t.Errorf("bindings: copied %d, removed %d, output %d, cleanup deleted %d; want 3, 1, 2, 1", tb.Copied, tb.Removed, tb.OutputRows, rep.Cleanup.OtherDeleted)
+	}
+	if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM bindings WHERE note LIKE 'kept%' AND id IN (1, 3)"); got != 2 {
+		t.Errorf("%d of the 2 bound rows kept", got)
+	}
+}
+
+// TestRecoverRefusedRowWithoutRowid: a WITHOUT ROWID table's row that the
+// output refuses (its CHECK, which the source ignored) is named by its
+// place in the table (the table has no rowids): strict recovery fails
+// naming it; with AllowPartial it is reported as rejected (rowid -1) and
+// every other row copied.
+func TestRecoverRefusedRowWithoutRowid(t *testing.T) {
+	const rows, bad = 1500, 1203
+	src := smallSource(t)
+	withRawDB(t, src, func(db *sql.DB) {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for _, q := range []string{
+			"CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER CHECK (v >= 0)) WITHOUT ROWID",
+			"PRAGMA ignore_check_constraints = ON",
+			fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
+				INSERT INTO kv SELECT printf('key%%05d', i), CASE WHEN i = %d THEN -1 ELSE i END FROM n`, rows, bad),
+		} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	})
+	t.Run("strict", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+		if want := fmt.Sprintf(`table "kv" row %d holds a value the output refuses`, bad); sessiondb.ErrorCode(err) != sessiondb.ECORRUPT || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v; want ECORRUPT saying %q", err, want)
+		}
+		noLeftovers(t, dir)
+	})
+	t.Run("allow partial", func(t *testing.T) {
+		opts := recoverOpts
+		opts.AllowPartial = true
+		out := filepath.Join(t.TempDir(), "new.db")
+		rep, err := sqlite.Recover(ctx, src, out, opts)
+		if err != nil {
+			t.Fatalf("recover: %v", err)
+		}
+		tb := reportTable(t, rep, "kv")
+		if tb.Copied != rows-1 || !slices.Equal(tb.Rejected, []int64{-1}) {
+			t.Errorf("kv: copied %d, rejected %v; want %d and [-1]", tb.Copied, tb.Rejected, rows-1)
+		}
+		if got := count(t, rawDB(t, out), "SELECT COUNT(*) FROM kv WHERE v >= 0"); got != rows-1 {
+			t.Errorf("%d rows in the output, want %d", got, rows-1)
+		}
+	})
+}

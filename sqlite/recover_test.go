@@ -490,6 +490,13 @@ func TestRecoverOldSchema(t *testing.T) {
 					t.Errorf("%s: recovered %d, upgraded %d", q, got, want)
 				}
 			}
+			// Rows the upgrade adds are reported as added, not copied.
+			for _, name := range []string{"system_prompts", "session_model_usage"} {
+				tb := reportTable(t, rep, name)
+				if n := count(t, o, "SELECT COUNT(*) FROM "+name); tb.Added == 0 || tb.Copied+tb.Added != int64(n) || tb.OutputRows != int64(n) {
+					t.Errorf("%s: copied %d + added %d, output rows %d; want the %d rows of the output, some added", name, tb.Copied, tb.Added, tb.OutputRows, n)
+				}
+			}
 		})
 	}
 }
