@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -114,5 +115,30 @@ func TestRecoverDuplicateTitles(t *testing.T) {
 	}
 	if got := count(t, o, "SELECT COUNT(*) FROM sessions"); got != 3 {
 		t.Errorf("%d sessions, want 3", got)
+	}
+}
+
+// TestRecoverCountersListsTwenty: with more than twenty sessions whose
+// counters disagree, all are counted and the first twenty (in id order)
+// named.
+func TestRecoverCountersListsTwenty(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "state.db")
+	db := MustOpenPath(t, src)
+	var ids []string
+	for i := range 21 {
+		id := fmt.Sprintf("c%02d", i)
+		ids = append(ids, id)
+		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	withRawDB(t, src, func(raw *sql.DB) { rawExec(t, raw, "UPDATE sessions SET message_count = 2") })
+	rep, err := sqlite.Recover(ctx, src, filepath.Join(t.TempDir(), "new.db"), recoverOpts)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	if c := rep.Counters; c.MessageCount != 21 || !reflect.DeepEqual(c.Sessions, ids[:20]) {
+		t.Errorf("counters %+v; want 21 message count mismatches, the first 20 sessions named", c)
 	}
 }
