@@ -461,6 +461,12 @@ func TestRecoverDamagedTail(t *testing.T) {
 			t.Fatalf("recover: %v", err)
 		}
 		nt := reportTable(t, rep, "notes")
+		// Every read counts against the budget: the 63 seeks past the
+		// unreadable end (steps 1, 2, 4, … 2^62), at least one past the
+		// middle page, and the single-row read of each row lost there.
+		if least := 63 + 1 + len(middle); rep.RangeQueries < least {
+			t.Errorf("%d range queries, want at least %d", rep.RangeQueries, least)
+		}
 		wantLost := []sqlite.RowidRange{{From: slices.Min(middle), To: slices.Max(middle)}, {From: slices.Min(last), To: math.MaxInt64}}
 		if !slices.Equal(nt.Lost, wantLost) {
 			t.Errorf("lost ranges %v, want %v", nt.Lost, wantLost)
