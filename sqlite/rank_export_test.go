@@ -1,5 +1,11 @@
 package sqlite
 
+import (
+	"context"
+
+	"github.com/sessiondb/sessiondb"
+)
+
 // SetRankSeekMicros sets rankSeekMicros (matchTop's reckoning of a page
 // row's lookup, per token: 0 makes it look the page's rows up for their
 // snippets, a large value makes it pass over the matches) and returns the
@@ -8,4 +14,10 @@ func SetRankSeekMicros(n int) int {
 	old := rankSeekMicros
 	rankSeekMicros = n
 	return old
+}
+
+// FewSourceRows reports whether a search with o ranks only the rows of its
+// sources (matchTop's narrowing, a speed choice the results do not show).
+func FewSourceRows(db *DB, o sessiondb.SearchOptions) (bool, error) {
+	return (&searcher{db: db, o: o}).fewSourceRows(context.Background())
 }

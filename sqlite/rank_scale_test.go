@@ -164,6 +164,38 @@ func TestSearchRankAtScaleShapes(t *testing.T) {
 	}
 }
 
+// TestSearchNarrowsToRareSources: a search limited to sources whose
+// sessions hold at most an eighth of the messages ranks only their rows
+// (TestSearchRankAtScaleShapes checks that both ways give bm25's page);
+// one limited to a larger share, or to no source, ranks every row.
+func TestSearchNarrowsToRareSources(t *testing.T) {
+	s := rankScaleStore(t)
+	for _, c := range []struct {
+		sources []string
+		want    bool
+	}{
+		{nil, false},
+		{[]string{"whatsapp"}, true},             // 2 % of the rows
+		{[]string{"nowhere"}, true},              // none
+		{[]string{"telegram"}, false},            // a third
+		{[]string{"whatsapp", "discord"}, false}, // 2 % and a third
+	} {
+		got, err := sqlite.FewSourceRows(s.db, sessiondb.SearchOptions{Sources: c.sources})
+		if err != nil || got != c.want {
+			t.Errorf("sources %v: narrow %v, %v; want %v", c.sources, got, err, c.want)
+		}
+	}
+	// An eighth exactly still narrows; a row more does not.
+	s.exec(t, `UPDATE sessions SET message_count = (SELECT MAX(id) FROM messages) / 8 WHERE id = 's3'`)
+	if got, err := sqlite.FewSourceRows(s.db, sessiondb.SearchOptions{Sources: []string{"whatsapp"}}); err != nil || !got {
+		t.Errorf("an eighth of the rows: narrow %v, %v; want true", got, err)
+	}
+	s.exec(t, `UPDATE sessions SET message_count = message_count + 1 WHERE id = 's3'`)
+	if got, err := sqlite.FewSourceRows(s.db, sessiondb.SearchOptions{Sources: []string{"whatsapp"}}); err != nil || got {
+		t.Errorf("past an eighth of the rows: narrow %v, %v; want false", got, err)
+	}
+}
+
 // TestSearchRankDuringWrites: pages asked for while other connections
 // append rows that rank first are each read from one snapshot (no
 // duplicate, every hit a match), and once the writes stop the page is
