@@ -418,7 +418,8 @@ var rankSeekMicros = 40
 
 // matchTop answers a bm25-ordered page for a query of one phrase that is
 // not a prefix. With narrow, the function ranks only the rows of the
-// sessions of the chosen sources (their ids, read in the same statement). One statement (one snapshot) does the ranking:
+// sessions of the chosen sources (their ids, read in the same statement).
+// One statement (one snapshot) does the ranking:
 // sessiondb_bm25(t, K, 't', 'top'), called on the query's first row, reads
 // the phrase's rows once and returns their number and the ids of the K best
 // (ties with the K-th included) in rank order; json_each walks the ids (its
