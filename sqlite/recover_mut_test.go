@@ -222,22 +222,9 @@ func TestRecoverUnreadableTableDefinition(t *testing.T) {
 			}
 		}
 	})
-	t.Run("strict", func(t *testing.T) {
-		dir := t.TempDir()
-		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
-		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `read the columns of table "compression_locks"`) {
-			t.Errorf("code %s: %v; want ECORRUPT naming compression_locks", got, err)
-		}
-		noLeftovers(t, dir)
-	})
+	t.Run("strict", func(t *testing.T) { strictRefuses(t, src, `read the columns of table "compression_locks"`) })
 	t.Run("allow partial", func(t *testing.T) {
-		opts := recoverOpts
-		opts.AllowPartial = true
-		out := filepath.Join(t.TempDir(), "new.db")
-		rep, err := sqlite.Recover(ctx, src, out, opts)
-		if err != nil {
-			t.Fatalf("recover: %v", err)
-		}
+		rep, out := recoverPartial(t, src)
 		if rep.Complete || !rep.Verify.OK {
 			t.Errorf("complete=%v verify=%+v; want incomplete and verified", rep.Complete, rep.Verify)
 		}
@@ -321,21 +308,10 @@ func TestRecoverDuplicateKeyRefused(t *testing.T) {
 		rawExec(t, db, "INSERT INTO compression_locks VALUES ('s', 'first', 1, 2), ('s', 'second', 3, 4)")
 	})
 	t.Run("strict", func(t *testing.T) {
-		dir := t.TempDir()
-		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
-		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `table "compression_locks" rowid 2 holds a value the output refuses`) {
-			t.Errorf("code %s: %v; want ECORRUPT naming rowid 2 of compression_locks", got, err)
-		}
-		noLeftovers(t, dir)
+		strictRefuses(t, src, `table "compression_locks" rowid 2 holds a value the output refuses`)
 	})
 	t.Run("allow partial", func(t *testing.T) {
-		opts := recoverOpts
-		opts.AllowPartial = true
-		out := filepath.Join(t.TempDir(), "new.db")
-		rep, err := sqlite.Recover(ctx, src, out, opts)
-		if err != nil {
-			t.Fatalf("recover: %v", err)
-		}
+		rep, out := recoverPartial(t, src)
 		tb := reportTable(t, rep, "compression_locks")
 		if tb.Status != sqlite.RecoverPartial || tb.Copied != 1 || len(tb.Rejected) != 1 || tb.Rejected[0] != 2 {
 			t.Errorf("compression_locks: %s, copied %d, rejected %v; want partial, 1, [2]", tb.Status, tb.Copied, tb.Rejected)
@@ -411,21 +387,30 @@ func TestRecoverBoundsFromAnIndex(t *testing.T) {
 	}
 }
 
+// notesSource returns a store file with an extra table notes (no index,
+// no AUTOINCREMENT) of rows rows, ids 1 to rows, each with a body of about
+// 2*size bytes, and the rowids of its leaf pages, the pages in rowid order.
+func notesSource(tb testing.TB, rows, size int) (path string, leaves map[int][]int64, pages []int) {
+	tb.Helper()
+	path = smallSource(tb)
+	withRawDB(tb, path, func(db *sql.DB) {
+		rawExec(tb, db, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+		rawExec(tb, db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "+
+			"INSERT INTO notes SELECT i, hex(zeroblob(?)) || i FROM n", rows, size)
+	})
+	leaves = leafRowids(tb, path, "notes")
+	pages = slices.Collect(maps.Keys(leaves))
+	slices.SortFunc(pages, func(a, b int) int { return cmp.Compare(slices.Min(leaves[a]), slices.Min(leaves[b])) })
+	return path, leaves, pages
+}
+
 // damagedTail returns a source whose extra table notes (no index, no
 // AUTOINCREMENT, so nothing but its last page knows its largest rowid) has
 // a middle leaf page and its last leaf page zeroed, and the rowids of the
 // two pages.
 func damagedTail(tb testing.TB, rows int) (src string, middle, last []int64) {
 	tb.Helper()
-	base := smallSource(tb)
-	withRawDB(tb, base, func(db *sql.DB) {
-		rawExec(tb, db, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
-		rawExec(tb, db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "+
-			"INSERT INTO notes SELECT i, hex(zeroblob(200)) || i FROM n", rows)
-	})
-	leaves := leafRowids(tb, base, "notes")
-	pages := slices.Collect(maps.Keys(leaves))
-	slices.SortFunc(pages, func(a, b int) int { return cmp.Compare(slices.Min(leaves[a]), slices.Min(leaves[b])) })
+	base, leaves, pages := notesSource(tb, rows, 200)
 	if len(pages) < 8 {
 		tb.Fatalf("notes spans %d leaf pages, want at least 8", len(pages))
 	}
@@ -444,22 +429,9 @@ func damagedTail(tb testing.TB, rows int) (src string, middle, last []int64) {
 func TestRecoverDamagedTail(t *testing.T) {
 	const rows = 600
 	src, middle, last := damagedTail(t, rows)
-	t.Run("strict", func(t *testing.T) {
-		dir := t.TempDir()
-		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
-		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `count the rows of table "notes"`) {
-			t.Errorf("code %s: %v; want ECORRUPT naming notes", got, err)
-		}
-		noLeftovers(t, dir)
-	})
+	t.Run("strict", func(t *testing.T) { strictRefuses(t, src, `count the rows of table "notes"`) })
 	t.Run("allow partial", func(t *testing.T) {
-		opts := recoverOpts
-		opts.AllowPartial = true
-		out := filepath.Join(t.TempDir(), "new.db")
-		rep, err := sqlite.Recover(ctx, src, out, opts)
-		if err != nil {
-			t.Fatalf("recover: %v", err)
-		}
+		rep, out := recoverPartial(t, src)
 		nt := reportTable(t, rep, "notes")
 		// Every read counts against the budget: the 63 seeks past the
 		// unreadable end (steps 1, 2, 4, … 2^62), at least one past the
@@ -477,24 +449,7 @@ func TestRecoverDamagedTail(t *testing.T) {
 				want = append(want, id)
 			}
 		}
-		var got []int64
-		db := rawDB(t, out)
-		rs, err := db.Query("SELECT id FROM notes ORDER BY id")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rs.Close()
-		for rs.Next() {
-			var id int64
-			if err := rs.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, id)
-		}
-		if err := rs.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got, want) {
+		if got := noteIDs(t, out); !slices.Equal(got, want) {
 			t.Errorf("copied rowids %v,\nwant every rowid of 1..%d but those of the two damaged pages %v", got, rows, want)
 		}
 		if nt.Copied != int64(len(want)) || nt.Status != sqlite.RecoverPartial {
@@ -509,15 +464,7 @@ func TestRecoverDamagedTail(t *testing.T) {
 // and lost, none is neither, and no unreadable row is copied.
 func TestRecoverQueryBudget(t *testing.T) {
 	const rows = 24_000
-	base := smallSource(t)
-	withRawDB(t, base, func(db *sql.DB) {
-		rawExec(t, db, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
-		rawExec(t, db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "+
-			"INSERT INTO notes SELECT i, hex(zeroblob(24)) || i FROM n", rows)
-	})
-	leaves := leafRowids(t, base, "notes")
-	pages := slices.Collect(maps.Keys(leaves))
-	slices.SortFunc(pages, func(a, b int) int { return cmp.Compare(slices.Min(leaves[a]), slices.Min(leaves[b])) })
+	base, leaves, pages := notesSource(t, rows, 24)
 	src := filepath.Join(t.TempDir(), "broken.db")
 	copyDBFile(t, base, src)
 	unreadable := map[int64]bool{}
@@ -531,13 +478,7 @@ func TestRecoverQueryBudget(t *testing.T) {
 		t.Fatalf("%d unreadable rows, want more than the budget", len(unreadable))
 	}
 
-	opts := recoverOpts
-	opts.AllowPartial = true
-	out := filepath.Join(t.TempDir(), "new.db")
-	rep, err := sqlite.Recover(ctx, src, out, opts)
-	if err != nil {
-		t.Fatalf("recover: %v", err)
-	}
+	rep, out := recoverPartial(t, src)
 	if rep.RangeQueries != 10_000 {
 		t.Errorf("%d range queries, want the budget of 10000", rep.RangeQueries)
 	}
@@ -551,21 +492,8 @@ func TestRecoverQueryBudget(t *testing.T) {
 		return false
 	}
 	copied := map[int64]bool{}
-	db := rawDB(t, out)
-	rs, err := db.Query("SELECT id FROM notes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var id int64
-		if err := rs.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
+	for _, id := range noteIDs(t, out) {
 		copied[id] = true
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
 	}
 	lostReadable := 0
 	for id := int64(1); id <= rows; id++ {
@@ -649,22 +577,9 @@ func TestRecoverDamagedWithoutRowidTable(t *testing.T) {
 	copyDBFile(t, base, src)
 	zeroPage(t, src, damaged)
 
-	t.Run("strict", func(t *testing.T) {
-		dir := t.TempDir()
-		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
-		if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), `"plugin_kv"`) {
-			t.Errorf("code %s: %v; want ECORRUPT naming plugin_kv", got, err)
-		}
-		noLeftovers(t, dir)
-	})
+	t.Run("strict", func(t *testing.T) { strictRefuses(t, src, `"plugin_kv"`) })
 	t.Run("allow partial", func(t *testing.T) {
-		opts := recoverOpts
-		opts.AllowPartial = true
-		out := filepath.Join(t.TempDir(), "new.db")
-		rep, err := sqlite.Recover(ctx, src, out, opts)
-		if err != nil {
-			t.Fatalf("recover: %v", err)
-		}
+		rep, out := recoverPartial(t, src)
 		tb := reportTable(t, rep, "plugin_kv")
 		if tb.Status != sqlite.RecoverPartial || tb.Copied != int64(kept) {
 			t.Errorf("plugin_kv: %s, copied %d; want partial with the %d rows before the damaged page", tb.Status, tb.Copied, kept)
@@ -780,21 +695,10 @@ func TestRecoverRefusedRowWithoutRowid(t *testing.T) {
 		}
 	})
 	t.Run("strict", func(t *testing.T) {
-		dir := t.TempDir()
-		_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
-		if want := fmt.Sprintf(`table "kv" row %d holds a value the output refuses`, bad); sessiondb.ErrorCode(err) != sessiondb.ECORRUPT || !strings.Contains(err.Error(), want) {
-			t.Errorf("%v; want ECORRUPT saying %q", err, want)
-		}
-		noLeftovers(t, dir)
+		strictRefuses(t, src, fmt.Sprintf(`table "kv" row %d holds a value the output refuses`, bad))
 	})
 	t.Run("allow partial", func(t *testing.T) {
-		opts := recoverOpts
-		opts.AllowPartial = true
-		out := filepath.Join(t.TempDir(), "new.db")
-		rep, err := sqlite.Recover(ctx, src, out, opts)
-		if err != nil {
-			t.Fatalf("recover: %v", err)
-		}
+		rep, out := recoverPartial(t, src)
 		tb := reportTable(t, rep, "kv")
 		if tb.Copied != rows-1 || !slices.Equal(tb.Rejected, []int64{-1}) {
 			t.Errorf("kv: copied %d, rejected %v; want %d and [-1]", tb.Copied, tb.Rejected, rows-1)
@@ -803,4 +707,52 @@ func TestRecoverRefusedRowWithoutRowid(t *testing.T) {
 			t.Errorf("%d rows in the output, want %d", got, rows-1)
 		}
 	})
+}
+
+// strictRefuses checks that a recovery of src without AllowPartial fails
+// with ECORRUPT saying want, and leaves nothing behind.
+func strictRefuses(t *testing.T, src, want string) {
+	t.Helper()
+	dir := t.TempDir()
+	_, err := sqlite.Recover(ctx, src, filepath.Join(dir, "new.db"), recoverOpts)
+	if got := sessiondb.ErrorCode(err); got != sessiondb.ECORRUPT || !strings.Contains(err.Error(), want) {
+		t.Errorf("code %s: %v; want ECORRUPT saying %q", got, err, want)
+	}
+	noLeftovers(t, dir)
+}
+
+// recoverPartial recovers src with AllowPartial into a new file and returns
+// the report and the file's path.
+func recoverPartial(t *testing.T, src string) (*sqlite.RecoverReport, string) {
+	t.Helper()
+	opts := recoverOpts
+	opts.AllowPartial = true
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := sqlite.Recover(ctx, src, out, opts)
+	if err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	return rep, out
+}
+
+// noteIDs returns the ids of the notes table in the file at path, in order.
+func noteIDs(t *testing.T, path string) []int64 {
+	t.Helper()
+	rs, err := rawDB(t, path).Query("SELECT id FROM notes ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var ids []int64
+	for rs.Next() {
+		var id int64
+		if err := rs.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
