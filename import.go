@@ -95,7 +95,8 @@ type ImportLink struct {
 	Child, Parent string
 
 	pos     inputPos
-	skipped bool // the child was already there, without a parent
+	skipped bool   // the child was already there, without a parent
+	why     string // why the parent was dropped (parentProblem), once known
 }
 
 // ImportOutcome is what an import does with one session.
@@ -112,8 +113,10 @@ const (
 // what writing it did.
 type ImportDecision struct {
 	Outcome ImportOutcome
-	// DetachedFrom is the parent dropped because it does not exist (yet).
+	// DetachedFrom is the parent dropped because it does not exist (yet),
+	// or would make a cycle.
 	DetachedFrom string
+	why          string // parentProblem's answer, when it was asked
 	// Renumbered counts the messages written with a new id, theirs being
 	// taken (ChooseMessageIDs); set by WriteImport.
 	Renumbered int
@@ -431,7 +434,7 @@ func (st *importState) session(ctx context.Context, obj *importObject, size int,
 		st.rep.Skipped++
 		st.rep.SkippedIDs = append(st.rep.SkippedIDs, p.ID)
 		if res.DetachedFrom != "" {
-			st.detached = append(st.detached, ImportLink{pos: pos, Child: p.ID, Parent: res.DetachedFrom, skipped: true})
+			st.detached = append(st.detached, ImportLink{pos: pos, Child: p.ID, Parent: res.DetachedFrom, skipped: true, why: res.why})
 		}
 		return nil
 	case ImportReplace:
@@ -447,7 +450,7 @@ func (st *importState) session(ctx context.Context, obj *importObject, size int,
 		st.note(&st.rep.Warnings, pos, p.ID, fmt.Sprintf("%d of %d messages got new ids: other messages of the database hold theirs (the session's messages keep their order)", res.Renumbered, len(p.Messages)))
 	}
 	if res.DetachedFrom != "" {
-		st.detached = append(st.detached, ImportLink{pos: pos, Child: p.ID, Parent: res.DetachedFrom})
+		st.detached = append(st.detached, ImportLink{pos: pos, Child: p.ID, Parent: res.DetachedFrom, why: res.why})
 	}
 	return nil
 }
@@ -476,7 +479,11 @@ func (st *importState) finish(ctx context.Context) error {
 			continue // left as it was
 		}
 		st.rep.Detached++
-		st.note(&st.rep.Warnings, d.pos, d.Child, fmt.Sprintf("parent session %q is neither in the database nor in the input: imported without a parent", d.Parent))
+		why := d.why
+		if why == "" {
+			why = parentMissing
+		}
+		st.note(&st.rep.Warnings, d.pos, d.Child, fmt.Sprintf("parent session %q %s: imported without a parent", d.Parent, why))
 	}
 	whole := inputPos{}
 	if st.sessions > hermesImportMaxSessions {
@@ -492,17 +499,18 @@ func (st *importState) finish(ctx context.Context) error {
 }
 
 // LinkParents links each child to its parent where the parent is
-// acceptable (parentAcceptable) and the child has no parent,
+// acceptable (parentProblem) and the child has no parent,
 // through l (a backend's write transaction), and returns the links it did
-// not make.
+// not make, each with the reason.
 func LinkParents(ctx context.Context, l ImportLinker, links []ImportLink) ([]ImportLink, error) {
 	var orphans []ImportLink
 	for _, d := range links {
-		ok, err := parentAcceptable(ctx, l, d.Child, d.Parent)
+		why, err := parentProblem(ctx, l, d.Child, d.Parent)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if why != "" {
+			d.why = why
 			orphans = append(orphans, d)
 			continue
 		}
@@ -513,17 +521,27 @@ func LinkParents(ctx context.Context, l ImportLinker, links []ImportLink) ([]Imp
 	return orphans, nil
 }
 
-// parentAcceptable reports whether child may point at parent: the parent
-// exists and child is not among its ancestors (no cycle).
-func parentAcceptable(ctx context.Context, l ImportLookup, child, parent string) (bool, error) {
+// Why an import leaves a session without the parent its input names.
+const (
+	parentMissing = "is neither in the database nor in the input"
+	parentIsSelf  = "is the session itself"
+	parentCycle   = "descends from this session (linking it would make a cycle)"
+)
+
+// parentProblem says why child may not point at parent ("" if it may):
+// the parent must exist and child must not be among its ancestors.
+func parentProblem(ctx context.Context, l ImportLookup, child, parent string) (string, error) {
 	if parent == child {
-		return false, nil
+		return parentIsSelf, nil
 	}
-	if ok, _, err := l.ImportedSession(ctx, parent); !ok || err != nil {
-		return false, err
+	if ok, _, err := l.ImportedSession(ctx, parent); err != nil || !ok {
+		return parentMissing, err
 	}
 	cycle, err := l.InLineage(ctx, parent, child)
-	return !cycle, err
+	if err != nil || !cycle {
+		return "", err
+	}
+	return parentCycle, nil
 }
 
 // planImport checks an object and encodes its messages with the append
@@ -686,12 +704,12 @@ func DecideImport(ctx context.Context, q ImportLookup, p *ImportPlan, o ImportOp
 		res.Outcome = ImportReplace
 	}
 	if p.Parent != "" {
-		ok, err := parentAcceptable(ctx, q, p.ID, p.Parent)
+		why, err := parentProblem(ctx, q, p.ID, p.Parent)
 		if err != nil {
 			return res, err
 		}
-		if !ok && !(known != nil && p.Parent != p.ID && known(p.Parent)) {
-			res.DetachedFrom = p.Parent
+		if why != "" && !(known != nil && p.Parent != p.ID && known(p.Parent)) {
+			res.DetachedFrom, res.why = p.Parent, why
 		}
 	}
 	if p.Session.Title != nil {

@@ -383,7 +383,7 @@ func TestRunImport(t *testing.T) {
 		o:        ImportOptions{Replace: true},
 		counts:   "dry false imported 1 replaced 1 skipped 0 failed 0 detached 2 messages 0 renumbered 0",
 		imported: []string{"self"}, replaced: []string{"c"}, skipped: []string{},
-		warnings: []note{{1, 0, "c", `parent session "p"`}, {2, 0, "self", `parent session "self"`}},
+		warnings: []note{{1, 0, "c", `parent session "p" descends from this session`}, {2, 0, "self", `parent session "self" is the session itself`}},
 		check: func(t *testing.T, f *fakeStore) {
 			equalStrings(t, "parents", f.parents("c", "p", "self"), []string{"c→", "p→c", "self→"})
 		},
@@ -426,8 +426,8 @@ func TestRunImport(t *testing.T) {
 		imported: []string{"child", "par", "orphan", "kid", "late"}, replaced: []string{}, skipped: []string{"old", "lone"},
 		errors: []note{{5, 0, "clash", `title "Kept" is already used by session old`}},
 		warnings: []note{
-			{4, 0, "orphan", `parent session "nowhere"`},
-			{8, 0, "late", `parent session "clash"`},
+			{4, 0, "orphan", `parent session "nowhere" is neither in the database nor in the input`},
+			{8, 0, "late", `parent session "clash" is neither`},
 		},
 		check: func(t *testing.T, f *fakeStore) {
 			if len(f.writes) != 0 || f.linked != nil || len(f.sessions) != 2 {
@@ -443,7 +443,15 @@ func TestRunImport(t *testing.T) {
 		o:        ImportOptions{DryRun: true},
 		counts:   "dry true imported 1 replaced 0 skipped 0 failed 0 detached 1 messages 0 renumbered 0",
 		imported: []string{"self"}, replaced: []string{}, skipped: []string{},
-		warnings: []note{{1, 0, "self", `parent session "self"`}},
+		warnings: []note{{1, 0, "self", `parent session "self" is the session itself`}},
+	}, {
+		name:     "a dry run, like the import, drops a parent that would close a cycle, and says so",
+		store:    func(f *fakeStore) { f.put("c", "", ""); f.put("p", "c", "") },
+		in:       lines(sess("c", `"parent_session_id":"p"`)),
+		o:        ImportOptions{Replace: true, DryRun: true},
+		counts:   "dry true imported 0 replaced 1 skipped 0 failed 0 detached 1 messages 0 renumbered 0",
+		imported: []string{}, replaced: []string{"c"}, skipped: []string{},
+		warnings: []note{{1, 0, "c", `parent session "p" descends from this session (linking it would make a cycle): imported without a parent`}},
 	}, {
 		name:     "what the file leaves without a time gets the store's clock",
 		in:       lines(`{"id":"a","source":"cli","messages":[{"role":"user"}]}`),
@@ -1100,9 +1108,9 @@ func TestLinkParents(t *testing.T) {
 	}
 	var got []string
 	for _, o := range orphans {
-		got = append(got, o.Child+"→"+o.Parent)
+		got = append(got, o.Child+"→"+o.Parent+": "+o.why)
 	}
-	equalStrings(t, "orphans", got, []string{"c2→missing", "c3→c3", "p→c1"})
+	equalStrings(t, "orphans", got, []string{"c2→missing: " + parentMissing, "c3→c3: " + parentIsSelf, "p→c1: " + parentCycle})
 	equalStrings(t, "parents", f.parents("c1", "c2", "c3", "c4", "p", "q"),
 		[]string{"c1→p", "c2→", "c3→", "c4→p", "p→", "q→c4"})
 
