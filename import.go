@@ -167,10 +167,11 @@ func RunImport(ctx context.Context, r io.Reader, o ImportOptions, prep PrepareOp
 		prep.Now = time.Now
 	}
 	st := &importState{
-		b:    b,
-		o:    o,
-		prep: prep,
-		seen: map[string]seenSession{},
+		b:      b,
+		o:      o,
+		prep:   prep,
+		seen:   map[string]seenSession{},
+		titles: map[string]string{},
 		rep: &ImportReport{DryRun: o.DryRun, ImportedIDs: []string{}, ReplacedIDs: []string{}, SkippedIDs: []string{},
 			Errors: []ImportNote{}, Warnings: []ImportNote{}},
 	}
@@ -195,6 +196,9 @@ type importState struct {
 	rep      *ImportReport
 	seen     map[string]seenSession
 	detached []ImportLink
+	// titles a dry run's earlier sessions would have written, by holder:
+	// the real import's title check sees them in the store.
+	titles map[string]string
 
 	sessions, messages int
 	bytes              int64
@@ -418,6 +422,14 @@ func (st *importState) session(ctx context.Context, obj *importObject, size int,
 	var res ImportDecision
 	if st.o.DryRun {
 		res, err = DecideImport(ctx, st.b.ImportLookup(), p, st.o, func(id string) bool { return st.seen[id].present })
+		if err == nil && res.Outcome != ImportSkip && p.Session.Title != nil {
+			title := ScrubText(*p.Session.Title)
+			if holder, ok := st.titles[title]; ok && holder != p.ID {
+				err = titleTaken(*p.Session.Title, holder)
+			} else {
+				st.titles[title] = p.ID
+			}
+		}
 	} else {
 		res, err = st.b.WriteImport(ctx, p, st.o)
 	}
@@ -718,10 +730,15 @@ func DecideImport(ctx context.Context, q ImportLookup, p *ImportPlan, o ImportOp
 			return res, err
 		}
 		if holder != "" {
-			return res, Errorf(ECONFLICT, "title %q is already used by session %s; rename one of them and import again", *p.Session.Title, holder)
+			return res, titleTaken(*p.Session.Title, holder)
 		}
 	}
 	return res, nil
+}
+
+// titleTaken is the error of an imported session whose title holder holds.
+func titleTaken(title, holder string) error {
+	return Errorf(ECONFLICT, "title %q is already used by session %s; rename one of them and import again", title, holder)
 }
 
 // MaxKeptMessageID bounds the message ids an import keeps. Beyond 2^53 a

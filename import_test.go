@@ -445,6 +445,26 @@ func TestRunImport(t *testing.T) {
 		imported: []string{"self"}, replaced: []string{}, skipped: []string{},
 		warnings: []note{{1, 0, "self", `parent session "self" is the session itself`}},
 	}, {
+		name:     "the import fails the second session of the input that takes a title",
+		in:       lines(sess("t1", `"title":"Same"`), sess("t2", `"title":"Same"`), sess("t3", `"title":"Other"`)),
+		counts:   "dry false imported 2 replaced 0 skipped 0 failed 1 detached 0 messages 0 renumbered 0",
+		imported: []string{"t1", "t3"}, replaced: []string{}, skipped: []string{},
+		errors: []note{{2, 0, "t2", `title "Same" is already used by session t1`}},
+	}, {
+		name:     "a dry run, like the import, fails the second session of the input that takes a title",
+		in:       lines(sess("t1", `"title":"Same"`), sess("t2", `"title":"Same"`), sess("t3", `"title":"Other"`)),
+		o:        ImportOptions{DryRun: true},
+		counts:   "dry true imported 2 replaced 0 skipped 0 failed 1 detached 0 messages 0 renumbered 0",
+		imported: []string{"t1", "t3"}, replaced: []string{}, skipped: []string{},
+		errors: []note{{2, 0, "t2", `title "Same" is already used by session t1`}},
+	}, {
+		name:     "a dry run counts no title for a session it skips",
+		store:    func(f *fakeStore) { f.put("t1", "", "Old") },
+		in:       lines(sess("t1", `"title":"Same"`), sess("t2", `"title":"Same"`)),
+		o:        ImportOptions{DryRun: true},
+		counts:   "dry true imported 1 replaced 0 skipped 1 failed 0 detached 0 messages 0 renumbered 0",
+		imported: []string{"t2"}, replaced: []string{}, skipped: []string{"t1"},
+	}, {
 		name:     "a dry run, like the import, drops a parent that would close a cycle, and says so",
 		store:    func(f *fakeStore) { f.put("c", "", ""); f.put("p", "c", "") },
 		in:       lines(sess("c", `"parent_session_id":"p"`)),
