@@ -167,11 +167,12 @@ func RunImport(ctx context.Context, r io.Reader, o ImportOptions, prep PrepareOp
 		prep.Now = time.Now
 	}
 	st := &importState{
-		b:      b,
-		o:      o,
-		prep:   prep,
-		seen:   map[string]seenSession{},
-		titles: map[string]string{},
+		b:       b,
+		o:       o,
+		prep:    prep,
+		seen:    map[string]seenSession{},
+		titles:  map[string]string{},
+		parents: map[string]string{},
 		rep: &ImportReport{DryRun: o.DryRun, ImportedIDs: []string{}, ReplacedIDs: []string{}, SkippedIDs: []string{},
 			Errors: []ImportNote{}, Warnings: []ImportNote{}},
 	}
@@ -199,6 +200,9 @@ type importState struct {
 	// titles a dry run's earlier sessions would have written, by holder:
 	// the real import's title check sees them in the store.
 	titles map[string]string
+	// parents a dry run's sessions would have once written ("": none),
+	// for the cycle check of the links finish would make.
+	parents map[string]string
 
 	sessions, messages int
 	bytes              int64
@@ -456,6 +460,12 @@ func (st *importState) session(ctx context.Context, obj *importObject, size int,
 		st.rep.Imported++
 		st.rep.ImportedIDs = append(st.rep.ImportedIDs, p.ID)
 	}
+	if st.o.DryRun {
+		st.parents[p.ID] = p.Parent
+		if res.DetachedFrom != "" {
+			st.parents[p.ID] = ""
+		}
+	}
 	st.rep.Messages += len(p.Messages)
 	if res.Renumbered > 0 {
 		st.rep.Renumbered += res.Renumbered
@@ -478,7 +488,18 @@ func (st *importState) finish(ctx context.Context) error {
 			// A session is never its own parent (LinkParents refuses it).
 			if d.Parent == d.Child || !st.seen[d.Parent].present {
 				orphans = append(orphans, d)
+				continue
 			}
+			cycle, err := st.dryCycle(ctx, d.Child, d.Parent)
+			if err != nil {
+				return err
+			}
+			if cycle {
+				d.why = parentCycle
+				orphans = append(orphans, d)
+				continue
+			}
+			st.parents[d.Child] = d.Parent
 		}
 	} else if len(st.detached) > 0 {
 		var err error
@@ -508,6 +529,27 @@ func (st *importState) finish(ctx context.Context) error {
 		st.note(&st.rep.Warnings, whole, "", fmt.Sprintf("%.1f MiB: Hermes' import_sessions refuses more than %d MiB in one import", float64(st.bytes)/(1<<20), hermesImportMaxBytes>>20))
 	}
 	return nil
+}
+
+// dryCycle reports whether linking child to parent would close a cycle,
+// as LinkParents would find it after a real import: the parents the dry
+// run's sessions would have, then the store's for the rest of the chain.
+func (st *importState) dryCycle(ctx context.Context, child, parent string) (bool, error) {
+	node := parent
+	for range len(st.parents) + 1 {
+		if node == child {
+			return true, nil
+		}
+		next, ok := st.parents[node]
+		if !ok {
+			return st.b.ImportLookup().InLineage(ctx, node, child)
+		}
+		if next == "" {
+			return false, nil
+		}
+		node = next
+	}
+	return true, nil // a loop among the input's own parents
 }
 
 // LinkParents links each child to its parent where the parent is

@@ -465,6 +465,40 @@ func TestRunImport(t *testing.T) {
 		counts:   "dry true imported 1 replaced 0 skipped 1 failed 0 detached 0 messages 0 renumbered 0",
 		imported: []string{"t2"}, replaced: []string{}, skipped: []string{"t1"},
 	}, {
+		name:     "a cycle of parents within the input is broken at its first link",
+		in:       lines(sess("a", `"parent_session_id":"b"`), sess("b", `"parent_session_id":"a"`)),
+		counts:   "dry false imported 2 replaced 0 skipped 0 failed 0 detached 1 messages 0 renumbered 0",
+		imported: []string{"a", "b"}, replaced: []string{}, skipped: []string{},
+		warnings: []note{{1, 0, "a", `parent session "b" descends from this session`}},
+		check: func(t *testing.T, f *fakeStore) {
+			equalStrings(t, "parents", f.parents("a", "b"), []string{"a→", "b→a"})
+		},
+	}, {
+		name:     "a dry run, like the import, breaks a cycle of parents within the input",
+		in:       lines(sess("a", `"parent_session_id":"b"`), sess("b", `"parent_session_id":"a"`)),
+		o:        ImportOptions{DryRun: true},
+		counts:   "dry true imported 2 replaced 0 skipped 0 failed 0 detached 1 messages 0 renumbered 0",
+		imported: []string{"a", "b"}, replaced: []string{}, skipped: []string{},
+		warnings: []note{{1, 0, "a", `parent session "b" descends from this session`}},
+	}, {
+		name:     "a cycle through the database and the input is broken",
+		store:    func(f *fakeStore) { f.put("x", "a", "") },
+		in:       lines(sess("a", `"parent_session_id":"b"`), sess("b", `"parent_session_id":"x"`), sess("c", `"parent_session_id":"b"`)),
+		counts:   "dry false imported 3 replaced 0 skipped 0 failed 0 detached 1 messages 0 renumbered 0",
+		imported: []string{"a", "b", "c"}, replaced: []string{}, skipped: []string{},
+		warnings: []note{{1, 0, "a", `parent session "b" descends from this session`}},
+		check: func(t *testing.T, f *fakeStore) {
+			equalStrings(t, "parents", f.parents("a", "b", "c", "x"), []string{"a→", "b→x", "c→b", "x→a"})
+		},
+	}, {
+		name:     "a dry run, like the import, breaks a cycle through the database and the input",
+		store:    func(f *fakeStore) { f.put("x", "a", "") },
+		in:       lines(sess("a", `"parent_session_id":"b"`), sess("b", `"parent_session_id":"x"`), sess("c", `"parent_session_id":"b"`)),
+		o:        ImportOptions{DryRun: true},
+		counts:   "dry true imported 3 replaced 0 skipped 0 failed 0 detached 1 messages 0 renumbered 0",
+		imported: []string{"a", "b", "c"}, replaced: []string{}, skipped: []string{},
+		warnings: []note{{1, 0, "a", `parent session "b" descends from this session`}},
+	}, {
 		name:     "a dry run, like the import, drops a parent that would close a cycle, and says so",
 		store:    func(f *fakeStore) { f.put("c", "", ""); f.put("p", "c", "") },
 		in:       lines(sess("c", `"parent_session_id":"p"`)),
