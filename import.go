@@ -256,11 +256,17 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 	lc := &lineCounter{r: r, line: lines + 1}
 	dec := json.NewDecoder(lc)
 	if _, err := dec.Token(); err != nil {
+		if readFailed(err) {
+			return fmt.Errorf("import: read line %d: %w", lc.lineAt(lc.off), err)
+		}
 		return Errorf(EINVALID, "import: line %d: %v", lc.lineAt(dec.InputOffset()), err)
 	}
 	for item := 1; dec.More(); item++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
+			if readFailed(err) {
+				return fmt.Errorf("import: read line %d: %w", lc.lineAt(lc.off), err)
+			}
 			pos := inputPos{line: lc.lineAt(errorOffset(dec, err)), item: item}
 			st.fail(pos, "", fmt.Errorf("not valid JSON: %v", err))
 			return Errorf(EINVALID, "import: line %d: the input is not valid JSON (%v); the objects before it were imported", pos.line, err)
@@ -271,6 +277,9 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 		}
 	}
 	if _, err := dec.Token(); err != nil {
+		if readFailed(err) {
+			return fmt.Errorf("import: read line %d: %w", lc.lineAt(lc.off), err)
+		}
 		return Errorf(EINVALID, "import: line %d: the JSON array does not end properly: %v", lc.lineAt(dec.InputOffset()), err)
 	}
 	// Anything but blank space after the array is refused rather than
@@ -279,6 +288,14 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 		return Errorf(EINVALID, "import: line %d: the input goes on after the JSON array ends; the array's sessions were imported, nothing after it", lc.lineAt(errorOffset(dec, err)))
 	}
 	return nil
+}
+
+// readFailed reports whether err, from a JSON decoder, is the input's own
+// read error rather than a fault of its content (a syntax error, or the
+// input ending early), so that it is reported as in JSON Lines.
+func readFailed(err error) bool {
+	var se *json.SyntaxError
+	return !errors.As(err, &se) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // errorOffset is the offset in the input of err, returned by dec. A

@@ -780,6 +780,9 @@ func TestRunImportReadError(t *testing.T) {
 		{"before any line", "", "import: read line 1: connection reset", []string{}},
 		{"after a line", sess("a", "") + "\n", "import: read line 2: connection reset", []string{"a"}},
 		{"after a blank line", "\n", "import: read line 2: connection reset", []string{}},
+		{"in a JSON array", "[\n" + sess("a", "") + ",\n", "import: read line 3: connection reset", []string{"a"}},
+		{"after a JSON array's opening", "[", "import: read line 1: connection reset", []string{}},
+		{"before a JSON array's end", "[\n" + sess("a", "") + "\n", "import: read line 3: connection reset", []string{"a"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeStore()
