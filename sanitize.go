@@ -395,7 +395,8 @@ func scanQuery(q string, anyCase bool) (items []queryItem, ambiguous, glued bool
 // byte. A query this cannot read safely (an operator without operands, a
 // lower case or/and/not, words glued to phrases) is returned unchanged.
 func CollapseRepeats(q string) string {
-	items, ambiguous, glued := scanQuery(q, ContainsCJK(q))
+	cjk := ContainsCJK(q)
+	items, ambiguous, glued := scanQuery(q, cjk)
 	if ambiguous || glued || len(items) == 0 {
 		return q
 	}
@@ -482,7 +483,14 @@ func CollapseRepeats(q string) string {
 		i = j
 	}
 	b.WriteString(q[pos:])
-	return strings.TrimSpace(b.String())
+	out := strings.TrimSpace(b.String())
+	if ContainsCJK(out) != cjk {
+		// Only CJK separators (U+3000 and its neighbours) went with the
+		// repeats: the query would leave the CJK routes, which requote
+		// its tokens, for FTS5's syntax. It stays as it was.
+		return q
+	}
+	return out
 }
 
 // itemSpan is items[lo:hi].
