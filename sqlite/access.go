@@ -118,6 +118,10 @@ func (d *Diagnosis) checkAccess(abs string) bool {
 // checkPath adds the findings of checkAccess after the user's (the check
 // at index userAt), which it completes once it knows the file's owner.
 func (d *Diagnosis) checkPath(abs string, u principal, userAt int) {
+	if err := checkPathLength(abs); err != nil {
+		d.add("path", CheckFail, fmt.Sprintf("%d bytes long: SQLite opens no database path longer than %d bytes; move the database to a shorter path", len(abs), maxPathBytes), "")
+		return
+	}
 	if a := blockedAncestor(abs); a != "" {
 		d.add(unreachable(abs, a, u))
 		return

@@ -155,6 +155,9 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, sessiondb.Errorf(sessiondb.EINVALID, "database path %q: %v", path, err)
 	}
+	if err := checkPathLength(abs); err != nil {
+		return nil, err
+	}
 	if opts.ReadOnly {
 		return openReadOnly(abs, opts)
 	}
@@ -342,6 +345,21 @@ func dsn(path string, q url.Values) string {
 	q.Set("_mutex", "no")
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()
+}
+
+// maxPathBytes is the longest database path SQLite opens: its unix VFS
+// holds a path in 512 bytes (MAX_PATHNAME) with room for the "-journal" it
+// appends for the sidecars (measured: 504 bytes open, 505 fail with "unable
+// to open database file").
+const maxPathBytes = 512 - len("-journal")
+
+// checkPathLength refuses a path SQLite cannot open, before anything is
+// created, with the cause: SQLite's own error blames permissions.
+func checkPathLength(abs string) error {
+	if n := len(abs); n > maxPathBytes {
+		return sessiondb.Errorf(sessiondb.EINVALID, "database path %s is %d bytes long; SQLite opens no database path longer than %d bytes: move the database to a shorter path", abs, n, maxPathBytes)
+	}
+	return nil
 }
 
 // prepareFile creates the database directory (0700) and file (0600) when

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -642,6 +643,37 @@ func TestOpenBadPaths(t *testing.T) {
 		}
 		if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
 			t.Errorf("the directory was touched: %v", err)
+		}
+	})
+
+	t.Run("too long for SQLite", func(t *testing.T) {
+		// 504 bytes open; 505 would fail inside SQLite as "unable to
+		// open database file", blamed on permissions, after the file
+		// was created empty.
+		dir := t.TempDir()
+		long := filepath.Join(dir, strings.Repeat("d", 200), strings.Repeat("e", 200))
+		if err := os.MkdirAll(long, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		fits := filepath.Join(long, strings.Repeat("f", 504-len(long)-1))
+		db, err := open(fits)
+		if err != nil {
+			t.Fatalf("open a %d-byte path: %v", len(fits), err)
+		}
+		db.Close()
+		tooLong := fits + "g"
+		for _, ro := range []bool{false, true} {
+			db, err := sqlite.Open(tooLong, sqlite.Options{ReadOnly: ro})
+			if err == nil {
+				db.Close()
+				t.Fatalf("read-only %v: opening a %d-byte path succeeded", ro, len(tooLong))
+			}
+			if sessiondb.ErrorCode(err) != sessiondb.EINVALID || !strings.Contains(err.Error(), "is 505 bytes long; SQLite opens no database path longer than 504 bytes") {
+				t.Errorf("read-only %v: %v; want EINVALID naming the length and the limit", ro, err)
+			}
+		}
+		if _, err := os.Lstat(tooLong); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the refused path was created: %v", err)
 		}
 	})
 
