@@ -187,10 +187,9 @@ func TestRecoverSkipsOtherVirtualTables(t *testing.T) {
 		rawExec(t, db, "CREATE VIRTUAL TABLE notes_fts USING fts5(body)")
 		rawExec(t, db, "INSERT INTO notes_fts (body) VALUES ('a note')")
 	})
-	out := filepath.Join(t.TempDir(), "new.db")
-	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
-	if err != nil || !rep.Complete {
-		t.Fatalf("recover: %v, %+v", err, rep)
+	rep, out := recoverWith(t, src, recoverOpts)
+	if !rep.Complete {
+		t.Fatalf("recover: incomplete: %+v", rep)
 	}
 	for _, tb := range rep.Tables {
 		if strings.HasPrefix(tb.Name, "notes_fts") {
@@ -250,10 +249,9 @@ func TestRecoverNullInDefaultedColumn(t *testing.T) {
 		rawExec(t, db, "CREATE TABLE session_model_usage (session_id TEXT, model TEXT, api_call_count INTEGER, input_tokens INTEGER, PRIMARY KEY (session_id, model))")
 		rawExec(t, db, "INSERT INTO session_model_usage VALUES ('s', 'm', NULL, 5)")
 	})
-	out := filepath.Join(t.TempDir(), "new.db")
-	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
-	if err != nil || !rep.Complete {
-		t.Fatalf("recover: %v, %+v", err, rep)
+	rep, out := recoverWith(t, src, recoverOpts)
+	if !rep.Complete {
+		t.Fatalf("recover: incomplete: %+v", rep)
 	}
 	var calls, input int
 	if err := rawDB(t, out).QueryRow("SELECT api_call_count, input_tokens FROM session_model_usage WHERE session_id = 's' AND model = 'm'").Scan(&calls, &input); err != nil {
@@ -283,11 +281,7 @@ func TestRecoverTitleMatchingOtherValues(t *testing.T) {
 		rawExec(t, raw, "UPDATE sessions SET title = 'beta' WHERE id = 'alpha'")
 		rawExec(t, raw, "INSERT INTO state_meta (key, value) VALUES ('loop:x', 'beta')")
 	})
-	out := filepath.Join(t.TempDir(), "new.db")
-	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
-	if err != nil {
-		t.Fatalf("recover: %v", err)
-	}
+	rep, out := recoverWith(t, src, recoverOpts)
 	if rep.Cleanup.TitlesCleared != 0 {
 		t.Errorf("titles cleared = %d, want 0", rep.Cleanup.TitlesCleared)
 	}
@@ -332,10 +326,9 @@ func TestRecoverWithoutRowidTable(t *testing.T) {
 		rawExec(t, db, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2499)
 			INSERT INTO plugin_kv SELECT printf('key%04d', i), i FROM n`)
 	})
-	out := filepath.Join(t.TempDir(), "new.db")
-	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
-	if err != nil || !rep.Complete {
-		t.Fatalf("recover: %v, %+v", err, rep)
+	rep, out := recoverWith(t, src, recoverOpts)
+	if !rep.Complete {
+		t.Fatalf("recover: incomplete: %+v", rep)
 	}
 	if tb := reportTable(t, rep, "plugin_kv"); !tb.Created || tb.Copied != 2500 || tb.Status != sqlite.RecoverComplete {
 		t.Errorf("plugin_kv: created %v, copied %d, %s", tb.Created, tb.Copied, tb.Status)
@@ -375,12 +368,7 @@ func TestRecoverBoundsFromAnIndex(t *testing.T) {
 	copyDBFile(t, base, src)
 	zeroPage(t, src, page)
 
-	opts := recoverOpts
-	opts.AllowPartial = true
-	rep, err := sqlite.Recover(ctx, src, filepath.Join(t.TempDir(), "new.db"), opts)
-	if err != nil {
-		t.Fatalf("recover: %v", err)
-	}
+	rep, _ := recoverPartial(t, src)
 	mt := reportTable(t, rep, "messages")
 	if len(mt.Lost) == 0 || mt.Lost[0].From != first || mt.Lost[0].To < slices.Max(leaves[page]) {
 		t.Errorf("lost ranges %v; want the first from rowid %d to at least %d", mt.Lost, first, slices.Max(leaves[page]))
@@ -652,14 +640,9 @@ func TestRecoverForeignOrphansInExtraTable(t *testing.T) {
 	src := smallSource(t)
 	withRawDB(t, src, func(db *sql.DB) {
 		rawExec(t, db, "CREATE TABLE bindings (id INTEGER PRIMARY KEY, session_id TEXT REFERENCES sessions(id), note TEXT)")
-		rawExec(t, db, "PRAGMA foreign_keys = OFF")
 		rawExec(t, db, "INSERT INTO bindings (id, session_id, note) VALUES (1, 's', 'kept'), (2, 'gone', 'orphan'), (3, 's', 'kept too')")
 	})
-	out := filepath.Join(t.TempDir(), "new.db")
-	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
-	if err != nil {
-		t.Fatalf("recover: %v", err)
-	}
+	rep, out := recoverWith(t, src, recoverOpts)
 	tb := reportTable(t, rep, "bindings")
 	if tb.Copied != 3 || tb.Removed != 1 || tb.OutputRows != 2 || rep.Cleanup.OtherDeleted != 1 {
 		t.Errorf("bindings: copied %d, removed %d, output %d, cleanup deleted %d; want 3, 1, 2, 1", tb.Copied, tb.Removed, tb.OutputRows, rep.Cleanup.OtherDeleted)
@@ -721,18 +704,24 @@ func strictRefuses(t *testing.T, src, want string) {
 	noLeftovers(t, dir)
 }
 
-// recoverPartial recovers src with AllowPartial into a new file and returns
-// the report and the file's path.
-func recoverPartial(t *testing.T, src string) (*sqlite.RecoverReport, string) {
+// recoverWith recovers src with opts into a new file and returns the
+// report and the file's path; an error fails the test.
+func recoverWith(t *testing.T, src string, opts sqlite.RecoverOptions) (*sqlite.RecoverReport, string) {
 	t.Helper()
-	opts := recoverOpts
-	opts.AllowPartial = true
 	out := filepath.Join(t.TempDir(), "new.db")
 	rep, err := sqlite.Recover(ctx, src, out, opts)
 	if err != nil {
 		t.Fatalf("recover: %v", err)
 	}
 	return rep, out
+}
+
+// recoverPartial is recoverWith with AllowPartial.
+func recoverPartial(t *testing.T, src string) (*sqlite.RecoverReport, string) {
+	t.Helper()
+	opts := recoverOpts
+	opts.AllowPartial = true
+	return recoverWith(t, src, opts)
 }
 
 // noteIDs returns the ids of the notes table in the file at path, in order.

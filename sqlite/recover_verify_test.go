@@ -63,11 +63,7 @@ func TestRecoverCountersPhase(t *testing.T) {
 		rawExec(t, raw, "UPDATE sessions SET message_count = 5 WHERE id = 'c-msgs'")
 		rawExec(t, raw, "UPDATE sessions SET tool_call_count = 3 WHERE id = 'c-calls'")
 	})
-	out := filepath.Join(t.TempDir(), "new.db")
-	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
-	if err != nil {
-		t.Fatalf("recover: %v", err)
-	}
+	rep, out := recoverWith(t, src, recoverOpts)
 	c := rep.Counters
 	if c.MessageCount != 1 || c.ToolCallCount != 1 || !reflect.DeepEqual(c.Sessions, []string{"c-calls", "c-msgs"}) {
 		t.Errorf("counters %+v, want 1 message count and 1 tool call count mismatch, sessions [c-calls c-msgs]", c)
@@ -97,11 +93,7 @@ func TestRecoverDuplicateTitles(t *testing.T) {
 		rawExec(t, raw, "UPDATE sessions SET title = 'same' WHERE id IN ('t-old', 't-new')")
 		rawExec(t, raw, "UPDATE sessions SET title = 'other' WHERE id = 't-other'")
 	})
-	out := filepath.Join(t.TempDir(), "new.db")
-	rep, err := sqlite.Recover(ctx, src, out, recoverOpts)
-	if err != nil {
-		t.Fatalf("recover: %v", err)
-	}
+	rep, out := recoverWith(t, src, recoverOpts)
 	if rep.Cleanup.TitlesCleared != 1 {
 		t.Errorf("titles cleared = %d, want 1", rep.Cleanup.TitlesCleared)
 	}
