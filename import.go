@@ -256,16 +256,16 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 	lc := &lineCounter{r: r, line: lines + 1}
 	dec := json.NewDecoder(lc)
 	if _, err := dec.Token(); err != nil {
-		if readFailed(err) {
-			return fmt.Errorf("import: read line %d: %w", lc.lineAt(lc.off), err)
+		if rerr := lc.readErr(); rerr != nil {
+			return rerr
 		}
 		return Errorf(EINVALID, "import: line %d: %v", lc.lineAt(dec.InputOffset()), err)
 	}
 	for item := 1; dec.More(); item++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			if readFailed(err) {
-				return fmt.Errorf("import: read line %d: %w", lc.lineAt(lc.off), err)
+			if rerr := lc.readErr(); rerr != nil {
+				return rerr
 			}
 			pos := inputPos{line: lc.lineAt(errorOffset(dec, err)), item: item}
 			st.fail(pos, "", fmt.Errorf("not valid JSON: %v", err))
@@ -277,8 +277,8 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		if readFailed(err) {
-			return fmt.Errorf("import: read line %d: %w", lc.lineAt(lc.off), err)
+		if rerr := lc.readErr(); rerr != nil {
+			return rerr
 		}
 		return Errorf(EINVALID, "import: line %d: the JSON array does not end properly: %v", lc.lineAt(dec.InputOffset()), err)
 	}
@@ -288,14 +288,6 @@ func (st *importState) readArray(ctx context.Context, r io.Reader, lines int) er
 		return Errorf(EINVALID, "import: line %d: the input goes on after the JSON array ends; the array's sessions were imported, nothing after it", lc.lineAt(errorOffset(dec, err)))
 	}
 	return nil
-}
-
-// readFailed reports whether err, from a JSON decoder, is the input's own
-// read error rather than a fault of its content (a syntax error, or the
-// input ending early), so that it is reported as in JSON Lines.
-func readFailed(err error) bool {
-	var se *json.SyntaxError
-	return !errors.As(err, &se) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // errorOffset is the offset in the input of err, returned by dec. A
@@ -323,6 +315,7 @@ type lineCounter struct {
 	off  int64   // bytes read so far
 	nl   []int64 // offsets of newlines at or after the last lineAt offset
 	line int     // line of the last lineAt offset
+	err  error   // the input's read error (not io.EOF), once it failed
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
@@ -333,7 +326,19 @@ func (c *lineCounter) Read(p []byte) (int, error) {
 		}
 	}
 	c.off += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
 	return n, err
+}
+
+// readErr is the input's read error, placed as JSON Lines places it (the
+// line reading had reached), or nil while the input reads.
+func (c *lineCounter) readErr() error {
+	if c.err == nil {
+		return nil
+	}
+	return fmt.Errorf("import: read line %d: %w", c.lineAt(c.off), c.err)
 }
 
 // lineAt returns the line of byte offset off; offsets must not decrease
