@@ -61,7 +61,7 @@ func schemaCurrent(ctx context.Context, q querier) (ftsLayout, bool, error) {
 	}
 	_, indexes := splitSchema(ddlSchema)
 	for _, name := range append(append(ddlObjects(indexes), ddlObjects(ddlDeferred)...),
-		"idx_messages_platform_msg_id", "idx_sessions_title_unique", unlistedIndex) {
+		"idx_messages_platform_msg_id", "idx_sessions_title_unique", unlistedIndex, newestIndex) {
 		if !objs.has(name) {
 			return 0, false, nil
 		}

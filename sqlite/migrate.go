@@ -158,6 +158,9 @@ func migrateTx(ctx context.Context, tx *sql.Tx) (ftsLayout, error) {
 	if err := ensureUnlistedIndex(ctx, tx); err != nil {
 		return 0, err
 	}
+	if err := ensureNewestIndex(ctx, tx); err != nil {
+		return 0, err
+	}
 	layout, err := ensureFTS(ctx, tx)
 	if err != nil {
 		return 0, err

@@ -366,6 +366,11 @@ func TestPythonOpensOurFile(t *testing.T) {
 		t.Errorf("messages_fts_cjk MATCH 大别 = %d after open, want 1 (rows written before the gap)", got)
 	}
 	checkIntegrity(t, raw)
+	// Python kept sessiondb's idx_messages_newest: a one-character search
+	// walks it and finds Python's row, the newest, first.
+	if hits, err := db.Search(ctx, "界", sessiondb.SearchOptions{Limit: 1}); err != nil || len(hits) != 1 || hits[0].ID != py.PythonID {
+		t.Errorf("search 界 after python's append = %+v, %v; want python's row %d", hits, err, py.PythonID)
+	}
 
 	id, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: sid, Role: "user", Content: "gonewword 新的消息来了"})
 	if err != nil {
@@ -435,8 +440,9 @@ func hermesV30Objects() map[string][]string {
 			"idx_sessions_tool_names", "idx_sessions_effective_activity",
 			// created separately after reconciliation
 			"idx_messages_platform_msg_id", "idx_sessions_title_unique",
-			// sessiondb's own, which Hermes ignores (TestHermesWritesKeepUnlistedIndex)
-			"idx_sessions_unlisted",
+			// sessiondb's own, which Hermes ignores (TestHermesWritesKeepUnlistedIndex,
+			// TestPythonOpensOurFile)
+			"idx_sessions_unlisted", "idx_messages_newest",
 		},
 	}
 }

@@ -12,9 +12,12 @@ import (
 )
 
 // TestSearchPlans checks with EXPLAIN QUERY PLAN which statements a search
-// runs: CJK queries of one and two characters on a live bigram index, and
-// word queries, read the full-text indexes and never scan the messages
-// table; a tool-role search (Hermes' LIKE route) does scan it.
+// runs: CJK queries of two characters on a live bigram index, and word
+// queries, read the full-text indexes and never scan the messages table; a
+// query of one CJK character walks idx_messages_newest from the newest
+// message down to a bound (a range of the index, and its OFFSET for the
+// bound), then, the page not full, reads the indexes; a tool-role search
+// (Hermes' LIKE route) does scan the table.
 func TestSearchPlans(t *testing.T) {
 	ctx := context.Background()
 	db := searchDB(t, "数据库迁移完成", "项目进展", "库", "docker deployment notes")
@@ -59,6 +62,16 @@ func TestSearchPlans(t *testing.T) {
 		}
 		if len(plans) == 0 {
 			t.Fatalf("Search(%q) ran no statement", c.query)
+		}
+		if c.query == "库" && !c.scan {
+			walk := "SEARCH m USING INDEX idx_messages_newest (timestamp>?)"
+			if !strings.HasPrefix(plans[0], walk+";") {
+				t.Errorf("Search(%q) first plan %q, want the walk %q", c.query, plans[0], walk)
+			}
+			plans = plans[1:]
+			if len(plans) != 1 {
+				t.Fatalf("Search(%q): %d statements after the walk, want the vocabulary read", c.query, len(plans))
+			}
 		}
 		for _, p := range plans {
 			scan := false

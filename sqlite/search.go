@@ -691,7 +691,7 @@ func (s *searcher) newestFirst(ctx context.Context, on querier, from, cond strin
 	where, fargs := s.filters()
 	stmt := "SELECT " + fmt.Sprintf(hitColumns, likeSnippet) + " FROM " + from + " JOIN sessions s ON s.id = m.session_id" +
 		" WHERE " + cond + " AND " + strings.Join(where, " AND ") +
-		" ORDER BY m.timestamp DESC LIMIT ? OFFSET ?"
+		" ORDER BY m.timestamp DESC, m.id DESC LIMIT ? OFFSET ?"
 	return s.queryOn(ctx, on, stmt, append(append(args, fargs...), s.o.Limit, s.o.Offset)...)
 }
 
@@ -797,7 +797,9 @@ func (s *searcher) gap(ctx context.Context, q string, have []sessiondb.SearchHit
 		args = append(args, likeArgs(t, 3)...)
 	}
 	where, fargs := s.filters()
-	stmt := "SELECT " + fmt.Sprintf(hitColumns, likeSnippet) + " FROM messages m JOIN sessions s ON s.id = m.session_id" +
+	// NOT INDEXED: the id range, never a walk of idx_messages_newest for
+	// the order (which SQLite may prefer for a range open at one end).
+	stmt := "SELECT " + fmt.Sprintf(hitColumns, likeSnippet) + " FROM messages m NOT INDEXED JOIN sessions s ON s.id = m.session_id" +
 		" WHERE m.id > ? AND m.id <= ? AND " + strings.Join(ands, " AND ") + " AND " + strings.Join(where, " AND ") +
 		" ORDER BY m.timestamp DESC LIMIT ?"
 	extra, err := s.query(ctx, stmt, append(append(args, fargs...), s.o.Limit-len(have))...)
