@@ -16,10 +16,28 @@ import (
 // phrases, OR, NOT, prefixes, ties, offsets, source filters, and filtered
 // rows among the best matches (inactive, hidden), few and many.
 func TestSearchRankEqualsBM25(t *testing.T) {
+	checkRankEqualsBM25(t, "messages_fts", " ", []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+		"india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"},
+		[]string{"alpha", "bravo", "papa", "golf", "alpha bravo", `"alpha bravo"`,
+			"oscar OR papa", "alpha NOT bravo", "jul*", "delta echo foxtrot"})
+}
+
+// TestSearchRankEqualsBM25CJK is the same on the bigram index, with CJK
+// words written together (runs of many bigrams) or apart: one-bigram
+// queries, phrases of several bigrams, and two words.
+func TestSearchRankEqualsBM25CJK(t *testing.T) {
+	checkRankEqualsBM25(t, "messages_fts_cjk", "", []string{"项目", "数据", "日志", "部署", "服务", "测试", "迁移", "配置",
+		"网络", "存储", "监控", "告警", "缓存", "队列", "权限", "备份"},
+		[]string{"项目", "数据", "备份", "部署", "项目数据", "数据日志部署", "项目 数据"})
+}
+
+// checkRankEqualsBM25 fills a store with 1,500 messages of words (joined by
+// sep, or by a space one time in three), some of them filtered out (the 40
+// best rows of the fourth query among them), and compares each query's
+// search pages with ORDER BY rank on table.
+func checkRankEqualsBM25(t *testing.T, table, sep string, words, queries []string) {
 	s := sbOpen(t)
 	rng := rand.New(rand.NewSource(7))
-	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
-		"india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"}
 	sources := []string{"cli", "telegram", "discord"}
 	for i := range sources {
 		s.session(fmt.Sprintf("s%d", i), sources[i])
@@ -27,7 +45,7 @@ func TestSearchRankEqualsBM25(t *testing.T) {
 	for i := 0; i < 1500; i++ {
 		var text []string
 		if i%10 == 0 {
-			text = []string{"alpha", "bravo"} // many identical rows: ties
+			text = []string{words[0], words[1]} // many identical rows: ties
 		} else {
 			for n := 1 + rng.Intn(60); n > 0; n-- {
 				// Zipf-like: low indexes are frequent.
@@ -35,26 +53,34 @@ func TestSearchRankEqualsBM25(t *testing.T) {
 			}
 		}
 		role := []string{"user", "assistant"}[i%2]
-		s.msg(fmt.Sprintf("s%d", i%3), role, strings.Join(text, " "))
+		join := sep
+		if i%3 == 0 {
+			join = " "
+		}
+		s.msg(fmt.Sprintf("s%d", i%3), role, strings.Join(text, join))
 	}
-	// Scattered filtered rows, and the 40 best "golf" rows inactive: more
-	// than a page's worth of filtered rows ahead of the answer.
+	// Scattered filtered rows, and the 40 best rows of the fourth query
+	// inactive: more than a page's worth of filtered rows ahead of the
+	// answer.
 	s.exec(t, `UPDATE messages SET active = 0, compacted = 0 WHERE id % 17 = 3`)
 	s.exec(t, `UPDATE messages SET display_kind = 'hidden' WHERE id % 23 = 5`)
 	s.exec(t, `UPDATE messages SET active = 0, compacted = 0 WHERE id IN (
-		SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'golf' ORDER BY rank LIMIT 40)`)
+		SELECT rowid FROM `+table+` WHERE `+table+` MATCH ? ORDER BY rank LIMIT 40)`, sessiondb.QuoteTokens(queries[3]))
 
 	// want returns the page FTS5 ranks and snippets itself: id, then snippet.
 	want := func(q string, o sessiondb.SearchOptions) []string {
 		t.Helper()
+		if table != "messages_fts" {
+			q = sessiondb.QuoteTokens(q) // as the CJK route quotes it
+		}
 		cond, args := "", []any{q}
 		if o.Sources != nil {
 			cond = " AND s.source = ?"
 			args = append(args, o.Sources[0])
 		}
-		rows, err := s.raw.Query(`SELECT m.id, snippet(messages_fts, -1, '>>>', '<<<', '...', 40) FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+		rows, err := s.raw.Query(`SELECT m.id, snippet(`+table+`, -1, '>>>', '<<<', '...', 40) FROM `+table+` JOIN messages m ON m.id = `+table+`.rowid
 			JOIN sessions s ON s.id = m.session_id
-			WHERE messages_fts MATCH ? AND (m.active = 1 OR m.compacted = 1)
+			WHERE `+table+` MATCH ? AND (m.active = 1 OR m.compacted = 1)
 			AND COALESCE(m.display_kind, '') <> 'hidden'`+cond+` ORDER BY rank LIMIT ? OFFSET ?`,
 			append(args, o.Limit, o.Offset)...)
 		if err != nil {
@@ -72,8 +98,6 @@ func TestSearchRankEqualsBM25(t *testing.T) {
 		}
 		return page
 	}
-	queries := []string{"alpha", "bravo", "papa", "golf", "alpha bravo", `"alpha bravo"`,
-		"oscar OR papa", "alpha NOT bravo", "jul*", "delta echo foxtrot"}
 	options := []sessiondb.SearchOptions{
 		{Limit: 20},
 		{Limit: 5, Offset: 7},
