@@ -128,6 +128,15 @@ func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, er
 	if err != nil || len(hits) > 0 || cjk {
 		return hits, err
 	}
+	if s.o.Offset > 0 {
+		// A page past the last hit: the retry below is for a query the
+		// word index finds nothing for, so look at the first page.
+		first := *s
+		first.o.Offset, first.o.Limit = 0, 1
+		if hits, err = first.match(ctx, wordIndex, q); err != nil || len(hits) > 0 {
+			return nil, err
+		}
+	}
 	// Latin glued to CJK ("youer" in "修改youer服务端") is one unicode61
 	// token; the bigram and trigram indexes split it.
 	fb := sessiondb.QuoteTokens(strings.TrimSpace(strings.Trim(q, `"`)))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -419,4 +420,42 @@ func TestSearchConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestSearchPagePastTheEnd: a page past a query's last hit is empty; the
+// Latin retry runs only when the word index finds nothing at all (as in
+// the SQLite store's test of the same name).
+func TestSearchPagePastTheEnd(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for _, text := range []string{"we deploy with docker today", "修改deploy服务", "修改youer服务"} {
+		id, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "s", Role: "user", Content: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, id)
+	}
+	for _, c := range []struct {
+		q      string
+		offset int
+		want   []int64
+	}{
+		{"deploy", 0, want[:1]},
+		{"deploy", 1, nil},
+		{"youer", 0, want[2:]}, // the retry
+		{"youer", 1, nil},
+		{"deploy OR youer", 1, nil},
+	} {
+		hits, err := db.Search(ctx, c.q, sessiondb.SearchOptions{Offset: c.offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(hits); !slices.Equal(got, c.want) && len(got)+len(c.want) > 0 {
+			t.Errorf("Search(%q, offset %d) = %v, want %v", c.q, c.offset, got, c.want)
+		}
+	}
 }

@@ -131,12 +131,13 @@ func rankGot(t *testing.T, s *sbStore, q string, o sessiondb.SearchOptions) []st
 
 // TestSearchRankAtScaleShapes compares search pages row by row, snippets
 // included, with ORDER BY bm25: frequent words with long runs of ties,
-// very long and very short rows, a phrase, a prefix, filters that reject
+// very long and very short rows, a phrase, a prefix, NOT, filters that reject
 // the best rows (inactive, hidden, sources), and offsets deep into the
 // results.
 func TestSearchRankAtScaleShapes(t *testing.T) {
 	s := rankScaleStore(t)
-	queries := []string{"zulu", "yankee", "quebec", `"zulu yankee"`, `"zulu filler"`, "zul*", "padding", "zulu OR quebec"}
+	queries := []string{"zulu", "yankee", "quebec", `"zulu yankee"`, `"zulu filler"`, "zul*", "padding", "zulu OR quebec",
+		"zulu NOT yankee", `"zulu filler" NOT quebec`, "zulu NOT yan*"}
 	options := []sessiondb.SearchOptions{
 		{Limit: 20},
 		{Limit: 20, Offset: 500},

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,6 +138,51 @@ func TestSearchOneStatement(t *testing.T) {
 	search(sessiondb.SearchOptions{Limit: 5}, 3)
 }
 
+// TestSearchNotOneStatement: "A NOT B" is ranked as A alone, without the
+// rows that hold B: the statements of a one-word search, with the rows
+// holding B rejected like filtered rows (when more of them than the spare
+// rows are among the best, the ranking runs again with more rows).
+func TestSearchNotOneStatement(t *testing.T) {
+	ctx := context.Background()
+	var texts []string
+	for i := range 40 {
+		text := "needle" + strings.Repeat(" hay", i)
+		if i%3 == 1 {
+			text += " straw"
+		}
+		if i < 12 {
+			text += " reed"
+		}
+		texts = append(texts, text)
+	}
+	db := searchDB(t, texts...)
+	defer SetRankSeekMicros(SetRankSeekMicros(1 << 20)) // snippets from a pass over the matches
+	statements := 0
+	searchHook = func(querier, string, []any) { statements++ }
+	defer func() { searchHook = nil }()
+	search := func(q string, o sessiondb.SearchOptions, wantStatements int) {
+		t.Helper()
+		statements = 0
+		hits, err := db.Search(ctx, q, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != o.Limit || statements != wantStatements {
+			t.Errorf("%q limit %d: %d hits from %d statements, want %d from %d", q, o.Limit, len(hits), statements, o.Limit, wantStatements)
+		}
+		for _, h := range hits {
+			if h.Snippet == nil || !strings.Contains(*h.Snippet, ">>>needle<<<") || strings.Contains(*h.Snippet, "straw") {
+				t.Errorf("%q: hit %d has snippet %v", q, h.ID, h.Snippet)
+			}
+		}
+	}
+	search("needle NOT straw", sessiondb.SearchOptions{Limit: 5}, 2)
+	search(`"needle" NOT "straw"`, sessiondb.SearchOptions{Limit: 5, Offset: 4}, 2)
+	// The 12 best rows hold "reed": more than the 8 spare rows of K = 9,
+	// so the ranking runs again with more rows.
+	search("needle NOT reed", sessiondb.SearchOptions{Limit: 1}, 3)
+}
+
 // searchDB opens a fresh store holding session "s" with one user message
 // per text.
 func searchDB(t *testing.T, texts ...string) *DB {
@@ -242,5 +288,42 @@ func TestSnippetTexts(t *testing.T) {
 	}
 	if compared < 15 {
 		t.Fatalf("only %d snippets compared", compared)
+	}
+}
+
+// TestSearchPagePastTheEnd: a page past a query's last hit is empty. The
+// Latin retry of the bigram and trigram indexes (for Latin glued to CJK)
+// runs only when the word index finds nothing at all, not when it finds
+// fewer rows than the offset; before, the second page of "deploy" came
+// from the bigram index, which also finds the glued 修改deploy服务.
+func TestSearchPagePastTheEnd(t *testing.T) {
+	ctx := context.Background()
+	db := searchDB(t, "we deploy with docker today", "修改deploy服务", "修改youer服务")
+	ids := func(q string, o sessiondb.SearchOptions) []int64 {
+		t.Helper()
+		hits, err := db.Search(ctx, q, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []int64{}
+		for _, h := range hits {
+			out = append(out, h.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		q    string
+		o    sessiondb.SearchOptions
+		want []int64
+	}{
+		{"deploy", sessiondb.SearchOptions{}, []int64{1}},
+		{"deploy", sessiondb.SearchOptions{Offset: 1}, []int64{}},
+		{"youer", sessiondb.SearchOptions{}, []int64{3}}, // the retry
+		{"youer", sessiondb.SearchOptions{Offset: 1}, []int64{}},
+		{"deploy OR youer", sessiondb.SearchOptions{Offset: 1}, []int64{}},
+	} {
+		if got := ids(c.q, c.o); !slices.Equal(got, c.want) {
+			t.Errorf("Search(%q, offset %d) = %v, want %v", c.q, c.o.Offset, got, c.want)
+		}
 	}
 }

@@ -95,24 +95,27 @@ func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, er
 		return s.likeBoolean(ctx, q)
 	}
 	cjk := sessiondb.ContainsCJK(q)
-	var hits []sessiondb.SearchHit
-	var err error
 	if cjk {
-		hits, err = s.cjk(ctx, q)
-	} else {
-		hits, err = s.match(ctx, "messages_fts", q)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if s.gapHi > 0 && len(hits) < s.o.Limit {
-		gap, err := s.gap(ctx, q, hits)
+		hits, err := s.cjk(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		hits = append(hits, gap...)
+		return s.topUp(ctx, q, hits)
 	}
-	if len(hits) == 0 && !cjk {
+	hits, err := s.words(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(hits) == 0 && s.o.Offset > 0 {
+		// A page past the last hit: the retry below is for a query the
+		// word index finds nothing for, so look at the first page.
+		first := *s
+		first.o.Offset, first.o.Limit = 0, 1
+		if hits, err = first.words(ctx, q); err != nil || len(hits) > 0 {
+			return nil, err
+		}
+	}
+	if len(hits) == 0 {
 		// Latin glued to CJK ("youer" in "修改youer服务端") is one unicode61
 		// token; the bigram and trigram indexes split it.
 		fb := sessiondb.QuoteTokens(strings.TrimSpace(strings.Trim(q, `"`)))
@@ -128,6 +131,28 @@ func (s *searcher) run(ctx context.Context, q string) ([]sessiondb.SearchHit, er
 		}
 	}
 	return hits, nil
+}
+
+// words answers q from the word index, topped up while a backfill is
+// pending.
+func (s *searcher) words(ctx context.Context, q string) ([]sessiondb.SearchHit, error) {
+	hits, err := s.match(ctx, "messages_fts", q)
+	if err != nil {
+		return nil, err
+	}
+	return s.topUp(ctx, q, hits)
+}
+
+// topUp adds to a short page the hits among the ids not yet indexed.
+func (s *searcher) topUp(ctx context.Context, q string, hits []sessiondb.SearchHit) ([]sessiondb.SearchHit, error) {
+	if s.gapHi == 0 || len(hits) >= s.o.Limit {
+		return hits, nil
+	}
+	gap, err := s.gap(ctx, q, hits)
+	if err != nil {
+		return nil, err
+	}
+	return append(hits, gap...), nil
 }
 
 // readState reads which indexes can answer right now, with one statement:
@@ -302,6 +327,13 @@ func (s *searcher) matchExact(ctx context.Context, table, q string) ([]sessiondb
 // quoted string, either one perhaps a prefix.
 var onePhrase = regexp.MustCompile(`^(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)\*?$`)
 
+// phraseNotPhrase matches "A NOT B", A and B each one phrase. Its bm25 is
+// A's alone: B's idf is multiplied by B's frequency in every matching row,
+// 0, and adding 0 changes no sum; so its page is A's ranking without the
+// rows that hold B (matchTop's not). Not when B is a prefix: each row
+// checked against it would merge the doclists of all its terms again.
+var phraseNotPhrase = regexp.MustCompile(`^((?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)\*?) NOT ((?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)\*?)$`)
+
 // errIncomplete: matchRanked cannot vouch for its page; score every match.
 var errIncomplete = errors.New("ranked page incomplete")
 
@@ -348,13 +380,17 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	want := s.o.Offset + s.o.Limit
 	k := want + rankSlack
 	one := onePhrase.MatchString(q)
-	if one && !strings.HasSuffix(q, "*") && table == "messages_fts" {
+	pos, not := q, ""
+	if m := phraseNotPhrase.FindStringSubmatch(q); m != nil && !strings.HasSuffix(m[2], "*") {
+		pos, not = m[1], m[2]
+	}
+	if (one || not != "") && !strings.HasSuffix(pos, "*") && table == "messages_fts" {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for {
-			hits, passed, err := s.matchTop(ctx, table, q, k, narrow)
+			hits, passed, err := s.matchTop(ctx, table, pos, not, k, narrow)
 			if err != errIncomplete || k >= rankMaxK {
 				return hits, err
 			}
@@ -436,8 +472,12 @@ var rankSeekMicros = 40
 // phrase's rows again (rankSeekMicros), the same statement makes the page's
 // snippets that way; otherwise pageSnippets makes them in one pass over the
 // matches. passed is how many of the array's rows passed the filters.
-func (s *searcher) matchTop(ctx context.Context, table, q string, k int, narrow bool) (hits []sessiondb.SearchHit, passed int, err error) {
+func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, narrow bool) (hits []sessiondb.SearchHit, passed int, err error) {
 	where, fargs := s.filters()
+	if not != "" {
+		where = append(where, "NOT EXISTS (SELECT 1 FROM "+table+" AS x WHERE x."+table+" MATCH ? AND x.rowid = m.id)")
+		fargs = append(fargs, not)
+	}
 	args := []any{q}
 	allowed := ""
 	if narrow {
