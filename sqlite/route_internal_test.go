@@ -181,6 +181,20 @@ func TestSearchNotOneStatement(t *testing.T) {
 	// The 12 best rows hold "reed": more than the 8 spare rows of K = 9,
 	// so the ranking runs again with more rows.
 	search("needle NOT reed", sessiondb.SearchOptions{Limit: 1}, 3)
+
+	// When B holds every row of A, the ranking stops at notMaxK rows and
+	// FTS5 answers: 13, then 104, then 256 rows (three statements), then
+	// the exact statement, which finds nothing, and the Latin retry of the
+	// bigram and trigram indexes (two more).
+	texts = texts[:0]
+	for i := range notMaxK + 50 {
+		texts = append(texts, "needle"+strings.Repeat(" hay", i%40))
+	}
+	db = searchDB(t, texts...)
+	statements = 0
+	if hits, err := db.Search(ctx, "needle NOT needle", sessiondb.SearchOptions{Limit: 5}); err != nil || len(hits) != 0 || statements != 6 {
+		t.Errorf("needle NOT needle: %d hits from %d statements (%v), want none from 6", len(hits), statements, err)
+	}
 }
 
 // searchDB opens a fresh store holding session "s" with one user message
