@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -20,11 +19,7 @@ import (
 func oneCharDB(t *testing.T) *DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(filepath.Join(t.TempDir(), "state.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := freshDB(t)
 	for _, s := range []sessiondb.NewSession{{ID: "a", Source: "cli"}, {ID: "b", Source: "telegram"}} {
 		if _, err := db.CreateSession(ctx, s); err != nil {
 			t.Fatal(err)
@@ -64,25 +59,12 @@ func oneCharDB(t *testing.T) *DB {
 // is the same search with the tool role among the roles, which Hermes (and
 // sessiondb) answer with the LIKE scan of the whole table.
 func TestSearchOneCJKWalk(t *testing.T) {
-	ctx := context.Background()
 	db := oneCharDB(t)
 	defer func(n int) { oneCharWalk = n }(oneCharWalk)
 	oneCharWalk = 60 // the 60 newest messages (and the ties of the 60th)
 	statements := 0
 	searchHook = func(querier, string, []any) { statements++ }
 	defer func() { searchHook = nil }()
-	ids := func(o sessiondb.SearchOptions, q string) []int64 {
-		t.Helper()
-		hits, err := db.Search(ctx, q, o)
-		if err != nil {
-			t.Fatalf("Search(%q, %+v): %v", q, o, err)
-		}
-		var out []int64
-		for _, h := range hits {
-			out = append(out, h.ID)
-		}
-		return out
-	}
 	for _, c := range []struct {
 		q          string
 		o          sessiondb.SearchOptions
@@ -102,7 +84,7 @@ func TestSearchOneCJKWalk(t *testing.T) {
 		{"龘", sessiondb.SearchOptions{Limit: 5}, false, true},
 	} {
 		statements = 0
-		got := ids(c.o, c.q)
+		got := searchIDs(t, db, c.q, c.o)
 		if walked := statements == 1; walked != c.walk {
 			t.Errorf("Search(%q, %+v): %d statements, want the walk alone = %v", c.q, c.o, statements, c.walk)
 		}
@@ -111,7 +93,7 @@ func TestSearchOneCJKWalk(t *testing.T) {
 		if len(c.o.Roles) == 0 {
 			scan.Roles = []string{"user", "assistant", sessiondb.RoleTool}
 		}
-		want := ids(scan, c.q)
+		want := searchIDs(t, db, c.q, scan)
 		if slices.Equal(got, want) != c.same {
 			t.Errorf("Search(%q, %+v) = %v, the LIKE scan gives %v; want equal = %v", c.q, c.o, got, want, c.same)
 		}

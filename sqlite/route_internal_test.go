@@ -197,16 +197,23 @@ func TestSearchNotOneStatement(t *testing.T) {
 	}
 }
 
-// searchDB opens a fresh store holding session "s" with one user message
-// per text.
-func searchDB(t *testing.T, texts ...string) *DB {
+// freshDB opens an empty store, closed when t ends.
+func freshDB(t *testing.T) *DB {
 	t.Helper()
-	ctx := context.Background()
 	db, err := Open(filepath.Join(t.TempDir(), "state.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// searchDB opens a fresh store holding session "s" with one user message
+// per text.
+func searchDB(t *testing.T, texts ...string) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db := freshDB(t)
 	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: "s", Source: "cli"}); err != nil {
 		t.Fatal(err)
 	}
@@ -311,20 +318,7 @@ func TestSnippetTexts(t *testing.T) {
 // fewer rows than the offset; before, the second page of "deploy" came
 // from the bigram index, which also finds the glued 修改deploy服务.
 func TestSearchPagePastTheEnd(t *testing.T) {
-	ctx := context.Background()
 	db := searchDB(t, "we deploy with docker today", "修改deploy服务", "修改youer服务")
-	ids := func(q string, o sessiondb.SearchOptions) []int64 {
-		t.Helper()
-		hits, err := db.Search(ctx, q, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := []int64{}
-		for _, h := range hits {
-			out = append(out, h.ID)
-		}
-		return out
-	}
 	for _, c := range []struct {
 		q    string
 		o    sessiondb.SearchOptions
@@ -336,8 +330,22 @@ func TestSearchPagePastTheEnd(t *testing.T) {
 		{"youer", sessiondb.SearchOptions{Offset: 1}, []int64{}},
 		{"deploy OR youer", sessiondb.SearchOptions{Offset: 1}, []int64{}},
 	} {
-		if got := ids(c.q, c.o); !slices.Equal(got, c.want) {
+		if got := searchIDs(t, db, c.q, c.o); !slices.Equal(got, c.want) {
 			t.Errorf("Search(%q, offset %d) = %v, want %v", c.q, c.o.Offset, got, c.want)
 		}
 	}
+}
+
+// searchIDs returns the ids of db's hits for q.
+func searchIDs(t *testing.T, db *DB, q string, o sessiondb.SearchOptions) []int64 {
+	t.Helper()
+	hits, err := db.Search(context.Background(), q, o)
+	if err != nil {
+		t.Fatalf("Search(%q, %+v): %v", q, o, err)
+	}
+	var out []int64
+	for _, h := range hits {
+		out = append(out, h.ID)
+	}
+	return out
 }
