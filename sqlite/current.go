@@ -61,8 +61,13 @@ func schemaCurrent(ctx context.Context, q querier) (ftsLayout, bool, error) {
 	}
 	_, indexes := splitSchema(ddlSchema)
 	for _, name := range append(append(ddlObjects(indexes), ddlObjects(ddlDeferred)...),
-		"idx_messages_platform_msg_id", "idx_sessions_title_unique", unlistedIndex, newestIndex) {
+		"idx_messages_platform_msg_id", "idx_sessions_title_unique") {
 		if !objs.has(name) {
+			return 0, false, nil
+		}
+	}
+	for _, ix := range ownIndexes {
+		if !objs.has(ix.name) {
 			return 0, false, nil
 		}
 	}

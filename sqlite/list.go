@@ -141,7 +141,7 @@ func (db *DB) listTotal(ctx context.Context, o sessiondb.ListOptions, cond strin
 		if err == nil {
 			return total, nil
 		}
-		if !strings.Contains(err.Error(), "no such index") {
+		if !noSuchIndex(err) {
 			return 0, db.mapErr("list sessions", err)
 		}
 		// A file Hermes rebuilt, or one opened read-only before sessiondb
@@ -163,14 +163,6 @@ const (
 	createUnlistedIndex = `CREATE INDEX IF NOT EXISTS ` + unlistedIndex + ` ON sessions(parent_session_id)
 	WHERE parent_session_id IS NOT NULL OR archived <> 0 OR hidden <> 0`
 )
-
-// ensureUnlistedIndex creates idx_sessions_unlisted (migrateTx).
-func ensureUnlistedIndex(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, createUnlistedIndex); err != nil {
-		return fmt.Errorf("create %s: %w", unlistedIndex, err)
-	}
-	return nil
-}
 
 // lastActiveSQL is the recency of session s: its newest message or
 // activity stamp inside the sane window, else its start. The newest message

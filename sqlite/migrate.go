@@ -155,11 +155,10 @@ func migrateTx(ctx context.Context, tx *sql.Tx) (ftsLayout, error) {
 	if err := ensureTitleIndex(ctx, tx); err != nil {
 		return 0, err
 	}
-	if err := ensureUnlistedIndex(ctx, tx); err != nil {
-		return 0, err
-	}
-	if err := ensureNewestIndex(ctx, tx); err != nil {
-		return 0, err
+	for _, ix := range ownIndexes {
+		if _, err := tx.ExecContext(ctx, ix.create); err != nil {
+			return 0, fmt.Errorf("create %s: %w", ix.name, err)
+		}
 	}
 	layout, err := ensureFTS(ctx, tx)
 	if err != nil {
@@ -171,6 +170,15 @@ func migrateTx(ctx context.Context, tx *sql.Tx) (ftsLayout, error) {
 		}
 	}
 	return layout, nil
+}
+
+// ownIndexes are sessiondb's own indexes, which Hermes never reads
+// (idx_sessions_unlisted for the listing's total, idx_messages_newest for
+// newest-first scans); migrateTx creates them, and a file without one is
+// not current.
+var ownIndexes = []struct{ name, create string }{
+	{unlistedIndex, createUnlistedIndex},
+	{newestIndex, createNewestIndex},
 }
 
 // splitSchema splits schema.sql into its CREATE TABLE and CREATE INDEX

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -17,14 +16,6 @@ const (
 	newestIndex       = "idx_messages_newest"
 	createNewestIndex = `CREATE INDEX IF NOT EXISTS ` + newestIndex + ` ON messages(timestamp)`
 )
-
-// ensureNewestIndex creates idx_messages_newest (migrateTx).
-func ensureNewestIndex(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, createNewestIndex); err != nil {
-		return fmt.Errorf("create %s: %w", newestIndex, err)
-	}
-	return nil
-}
 
 // oneCharWalk is how many of the newest messages oneCJK reads before it
 // gives up on the walk: at least this many, or a 64th of the messages on a
@@ -103,8 +94,15 @@ func (s *searcher) newestWalk(ctx context.Context, ch string) (hits []sessiondb.
 		" ORDER BY m.timestamp DESC, m.id DESC LIMIT ? OFFSET ?"
 	args := []any{ch, oneCharWalk, ch, ch, ch}
 	hits, err = s.query(ctx, stmt, append(append(args, fargs...), s.o.Limit, s.o.Offset)...)
-	if err != nil && strings.Contains(err.Error(), "no such index") {
+	if noSuchIndex(err) {
 		return nil, false, nil // a file Hermes rebuilt, or opened read-only before sessiondb wrote to it
 	}
 	return hits, len(hits) == s.o.Limit, err
+}
+
+// noSuchIndex reports the error of an INDEXED BY naming one of ownIndexes
+// that the file lacks: Hermes rebuilt the table, or sessiondb has only read
+// the file so far. The caller answers without the index.
+func noSuchIndex(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such index")
 }
