@@ -116,6 +116,26 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		if err != nil {
 			return err
 		}
+		// A message committed above the horizon (waiting for an open
+		// transaction below it) is in this snapshot's session rows already,
+		// but not reported yet: its session waits for it, so that no
+		// session event comes before a message it counts. (A full page
+		// leaves messages for the next one; their sessions are not held
+		// back, which would read every remaining message.)
+		later := map[string]bool{}
+		if len(msgs) < limit {
+			rows, err = tx.Query(ctx, "SELECT DISTINCT session_id FROM messages WHERE id > $1", horizon)
+			if err != nil {
+				return err
+			}
+			var id string
+			if _, err = pgx.ForEachRow(rows, []any{&id}, func() error {
+				later[fromPG(id)] = true
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
 		rows, err = tx.Query(ctx, `SELECT id, feed_seq FROM sessions WHERE feed_seq > $1 AND feed_seq <= $2
 			ORDER BY feed_seq LIMIT $3`, afterSessionSeq, horizon, limit)
 		if err != nil {
@@ -165,7 +185,7 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		}
 		out = make([]*sessiondb.Session, 0, len(changed.IDs))
 		for _, id := range changed.IDs {
-			if s := byID[id]; s != nil { // absent: deleted since its message was written
+			if s := byID[id]; s != nil && !later[id] { // absent: deleted since its message was written
 				out = append(out, s)
 			}
 		}

@@ -180,6 +180,44 @@ func TestChangesWaitForAnOpenTransaction(t *testing.T) {
 	}
 }
 
+// TestChangesSessionNotBeforeItsMessage: a session's row is reported no
+// earlier than its newest message. While a message committed above the
+// horizon waits for an open transaction, its session is not reported
+// either, not even among the recently active sessions (its row already
+// counts the message); it comes with the message, after it.
+func TestChangesSessionNotBeforeItsMessage(t *testing.T) {
+	db := MustOpen(t)
+	ctx := context.Background()
+	for _, id := range []string{"s", "t"} {
+		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newFeedReader(t, db)
+	r.read(t)
+	slow, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Rollback(ctx)
+	a := rawInsert(t, slow, "s", "slow")
+	b, err := db.AppendMessage(ctx, sessiondb.NewMessage{SessionID: "t", Role: "user", Content: "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(r.sessions)
+	if got := r.read(t); len(got) != 0 || r.sessions["t"] {
+		t.Fatalf("while message %d waits: messages %v, sessions %v; want neither message %d nor its session", a, msgIDs(got), r.sessions, b)
+	}
+	if err := slow.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clear(r.sessions)
+	if got := r.read(t); len(got) != 2 || got[1].ID != b || !r.sessions["t"] || !r.sessions["s"] {
+		t.Fatalf("after the commit: messages %v, sessions %v; want %d, %d and both sessions", msgIDs(got), r.sessions, a, b)
+	}
+}
+
 func msgIDs(ms []*sessiondb.Message) []int64 {
 	ids := make([]int64, len(ms))
 	for i, m := range ms {
