@@ -109,14 +109,8 @@ func rawInsert(t *testing.T, tx pgx.Tx, session, text string) int64 {
 // holds nothing back once it is gone. DataVersion changes when a writer
 // starts and when it commits, and not otherwise.
 func TestChangesWaitForAnOpenTransaction(t *testing.T) {
-	db := MustOpen(t)
+	db, r := feedOnTwoSessions(t)
 	ctx := context.Background()
-	for _, id := range []string{"s", "t"} { // a writer of s holds a lock on its row that AppendMessage waits for
-		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := newFeedReader(t, db)
 	v0 := version(t, db)
 	if v := version(t, db); v != v0 {
 		t.Fatalf("the data version moved from %d to %d with nothing written", v0, v)
@@ -186,14 +180,8 @@ func TestChangesWaitForAnOpenTransaction(t *testing.T) {
 // either, not even among the recently active sessions (its row already
 // counts the message); it comes with the message, after it.
 func TestChangesSessionNotBeforeItsMessage(t *testing.T) {
-	db := MustOpen(t)
+	db, r := feedOnTwoSessions(t)
 	ctx := context.Background()
-	for _, id := range []string{"s", "t"} {
-		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := newFeedReader(t, db)
 	r.read(t)
 	slow, err := db.Pool().Begin(ctx)
 	if err != nil {
@@ -216,6 +204,20 @@ func TestChangesSessionNotBeforeItsMessage(t *testing.T) {
 	if got := r.read(t); len(got) != 2 || got[1].ID != b || !r.sessions["t"] || !r.sessions["s"] {
 		t.Fatalf("after the commit: messages %v, sessions %v; want %d, %d and both sessions", msgIDs(got), r.sessions, a, b)
 	}
+}
+
+// feedOnTwoSessions opens a store with sessions "s" and "t" (two, because
+// a writer of s holds a lock on its row that AppendMessage to s would wait
+// for) and a feed reader from its head.
+func feedOnTwoSessions(t *testing.T) (*postgres.DB, *feedReader) {
+	t.Helper()
+	db := MustOpen(t)
+	for _, id := range []string{"s", "t"} {
+		if _, err := db.CreateSession(context.Background(), sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db, newFeedReader(t, db)
 }
 
 func msgIDs(ms []*sessiondb.Message) []int64 {
@@ -514,14 +516,8 @@ func BenchmarkChangeFeedIdle(b *testing.B) {
 // upsert) claims again before its next insert, so a message committed
 // meanwhile still waits for it.
 func TestChangesClaimAfterRolledBackSavepoint(t *testing.T) {
-	db := MustOpen(t)
+	db, r := feedOnTwoSessions(t)
 	ctx := context.Background()
-	for _, id := range []string{"s", "t"} {
-		if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: id, Source: "cli"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := newFeedReader(t, db)
 	tx, err := db.Pool().Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
