@@ -1,10 +1,15 @@
 package sqlite_test
 
 import (
+	"context"
+	"database/sql"
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 // TestOpenFillsSmallGapsOnly: Open indexes a gap of up to 50,000 message ids
@@ -41,5 +46,84 @@ func TestBackfillProgress(t *testing.T) {
 	}
 	if n, err := db.PendingBackfill(ctx); err != nil || n != 0 {
 		t.Errorf("pending after Backfill = %d, %v", n, err)
+	}
+}
+
+// TestBackfillBulkMergePolicy: a rebuild of at least bulkFillRows ids
+// (word and trigram, and CJK, each counted) raises FTS5's automerge (to 64) and crisismerge (to 128) on
+// every index while it refills them, and when it ends, finished or
+// cancelled, leaves each index's settings as Hermes has them (neither
+// setting, usermerge 2); when it finished, it merged each index into one
+// segment. A smaller rebuild leaves the settings and the segments (one per
+// chunk of 500) alone.
+func TestBackfillBulkMergePolicy(t *testing.T) {
+	sqlite.SetBulkFillRows(t, 2000) // ids to index, summed over the two families
+	tables := []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"}
+	// each returns one answer per index, joined
+	each := func(raw *sql.DB, query string) string {
+		var all []string
+		for _, tbl := range tables {
+			var s string
+			if err := raw.QueryRow(strings.ReplaceAll(query, "{t}", tbl)).Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, s)
+		}
+		return strings.Join(all, "; ")
+	}
+	settings := func(raw *sql.DB) string {
+		return each(raw, "SELECT COALESCE(group_concat(k || '=' || v, ' '), '') FROM (SELECT k, v FROM {t}_config WHERE k <> 'version' ORDER BY k)")
+	}
+	segments := func(raw *sql.DB) string { return each(raw, "SELECT count(DISTINCT segid) FROM {t}_idx") }
+	const bulk = "automerge=64 crisismerge=128; automerge=64 crisismerge=128; automerge=64 crisismerge=128"
+	const restored = "usermerge=2; usermerge=2; usermerge=2"
+	for _, c := range []struct {
+		name     string
+		rows     int
+		cancel   bool
+		segments string
+	}{{"large", 1000, false, "1; 1; 1"}, {"large, cancelled", 1200, true, ""}, {"small", 999, false, "2; 2; 2"}} {
+		t.Run(c.name, func(t *testing.T) {
+			db := MustOpen(t)
+			raw := rawDB(t, db.Path())
+			rawExec(t, raw, "INSERT INTO sessions(id, source, started_at) VALUES ('s', 'cli', 1)")
+			rawExec(t, raw, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+				INSERT INTO messages(session_id, role, content, timestamp) SELECT 's', 'user', 'alpha w' || i, i FROM n`, c.rows)
+			before := settings(raw)
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			var during string
+			err := db.RebuildFTS(ctx, func(done, total int64) {
+				if during == "" {
+					during = settings(raw)
+				}
+				if c.cancel {
+					cancel()
+				}
+			})
+			if (err != nil) != c.cancel {
+				t.Fatalf("RebuildFTS: %v", err)
+			}
+			wantDuring, wantAfter := bulk, restored
+			if 2*c.rows < 2000 {
+				wantDuring, wantAfter = before, before
+			}
+			if during != wantDuring {
+				t.Errorf("settings during the rebuild %q, want %q", during, wantDuring)
+			}
+			if got := settings(raw); got != wantAfter {
+				t.Errorf("settings after the rebuild %q, want %q", got, wantAfter)
+			}
+			if c.cancel {
+				return
+			}
+			if got := segments(raw); got != c.segments {
+				t.Errorf("segments after the rebuild %q, want %q", got, c.segments)
+			}
+			want := strconv.Itoa(c.rows)
+			if got := each(raw, "SELECT count(*) FROM {t} WHERE {t} MATCH 'alpha'"); got != want+"; "+want+"; "+want {
+				t.Errorf("rows found per index after the rebuild: %s, want %s each", got, want)
+			}
+		})
 	}
 }

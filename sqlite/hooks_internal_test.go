@@ -17,6 +17,14 @@ func SetFTSMergeEvery(tb testing.TB, n int64) {
 	tb.Cleanup(func() { ftsMergeEvery = old })
 }
 
+// SetBulkFillRows sets the smallest backfill that runs under the bulk merge
+// policy until the test ends.
+func SetBulkFillRows(tb testing.TB, n int64) {
+	old := bulkFillRows
+	bulkFillRows = n
+	tb.Cleanup(func() { bulkFillRows = old })
+}
+
 // SetBeginFault makes every BEGIN of a write fail with f's error (when it
 // returns one) until the test ends.
 func SetBeginFault(tb testing.TB, f func() error) {

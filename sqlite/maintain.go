@@ -205,20 +205,9 @@ func (db *DB) mergeFTS(ctx context.Context) {
 						return err
 					}
 				}
-				var before, after int64
-				if err := tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&before); err != nil {
-					return err
-				}
-				if _, err := tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+", rank) VALUES('merge', ?)", ftsMergePages); err != nil {
-					return err
-				}
-				if err := tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&after); err != nil {
-					return err
-				}
-				// The command itself is one change; a merge that wrote
-				// anything made more.
-				worked = after-before >= 2
-				return nil
+				var err error
+				worked, err = mergeStep(ctx, tx, t)
+				return err
 			})
 			if err != nil {
 				return
@@ -229,6 +218,24 @@ func (db *DB) mergeFTS(ctx context.Context) {
 		}
 	}
 	db.usermerge.Store(true)
+}
+
+// mergeStep runs one bounded 'merge' command (ftsMergePages pages) on
+// index t and reports whether it merged anything.
+func mergeStep(ctx context.Context, tx *sql.Tx, t string) (bool, error) {
+	var before, after int64
+	if err := tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&before); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+", rank) VALUES('merge', ?)", ftsMergePages); err != nil {
+		return false, err
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT total_changes()").Scan(&after); err != nil {
+		return false, err
+	}
+	// The command itself is one change; a merge that wrote anything made
+	// more.
+	return after-before >= 2, nil
 }
 
 // vacuum runs VACUUM unless another process has the file open: Hermes must
