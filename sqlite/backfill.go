@@ -186,7 +186,8 @@ const (
 // transaction, until none finds work. The settings are restored even when
 // ctx has ended. A process killed in between leaves the bulk policy in the
 // file: FTS5 then merges in larger steps, which costs searches more
-// segments until the next backfill of that size restores it.
+// segments, until `sessiondb optimize` or the next backfill of that size
+// restores it (doctor says so).
 func (db *DB) bulkMerge(ctx context.Context) (end func(merge bool) error, err error) {
 	tables, err := presentFTS(ctx, db.write)
 	if err != nil {
@@ -214,12 +215,7 @@ func (db *DB) bulkMerge(ctx context.Context) (end func(merge bool) error, err er
 	return func(merge bool) error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		err := set(rctx, "restore the merge policy", func(t string) []string {
-			return []string{
-				"DELETE FROM " + t + "_config WHERE k IN ('automerge', 'crisismerge')",
-				"INSERT INTO " + t + "(" + t + ", rank) VALUES('usermerge', 2)",
-			}
-		})
+		err := set(rctx, "restore the merge policy", hermesMerge)
 		for _, t := range tables {
 			for worked := merge; err == nil && worked; {
 				start := time.Now()
@@ -235,4 +231,17 @@ func (db *DB) bulkMerge(ctx context.Context) (end func(merge bool) error, err er
 		}
 		return err
 	}, nil
+}
+
+// hermesMerge are the statements that leave index t's merge settings as
+// Hermes keeps them: no automerge or crisismerge of the bulk policy (FTS5's
+// defaults) and usermerge 2; setting a value through FTS5 makes every
+// connection read the settings again. Optimize runs them too, to mend a
+// file that a killed backfill left under the bulk policy (doctor reports
+// one).
+func hermesMerge(t string) []string {
+	return []string{
+		"DELETE FROM " + t + "_config WHERE k IN ('automerge', 'crisismerge')",
+		"INSERT INTO " + t + "(" + t + ", rank) VALUES('usermerge', 2)",
+	}
 }

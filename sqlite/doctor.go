@@ -173,6 +173,12 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 		default:
 			d.add("index "+t, CheckFail, strings.Join(problems, "; "), "sessiondb rebuild-fts")
 		}
+		var bulk int
+		db.QueryRowContext(ctx, "SELECT count(*) FROM "+t+"_config WHERE k IN ('automerge', 'crisismerge')").Scan(&bulk)
+		if bulk > 0 && !pending {
+			d.add("merge settings "+t, CheckWarn, "a rebuild that was killed left its wide merge settings (automerge, crisismerge): searches meet more segments than they need",
+				"sessiondb optimize")
+		}
 	}
 	if _, ok := meta[keyStale]; ok {
 		d.add("fts_stale", CheckFail, "the word and trigram indexes were detached after an error; search is scanning", "sessiondb rebuild-fts")

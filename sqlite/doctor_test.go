@@ -63,6 +63,21 @@ func TestDoctorFindsProblems(t *testing.T) {
 			t.Fatalf("a pending backfill is reported as damage: %+v", c)
 		}
 	})
+	t.Run("merge settings of a killed rebuild", func(t *testing.T) {
+		db := MustOpen(t)
+		seed(t, db, 5)
+		rawExec(t, rawDB(t, db.Path()), "INSERT INTO messages_fts_trigram(messages_fts_trigram, rank) VALUES('automerge', 64)")
+		c := diagnose(t, db.Path())["merge settings messages_fts_trigram"]
+		if c.Status != sqlite.CheckWarn || c.Fix != "sessiondb optimize" {
+			t.Fatalf("merge settings check = %+v", c)
+		}
+		if _, err := db.Optimize(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := diagnose(t, db.Path())["merge settings messages_fts_trigram"]; ok {
+			t.Fatalf("after optimize: %+v", c)
+		}
+	})
 	t.Run("held write lock", func(t *testing.T) {
 		db := MustOpen(t)
 		raw := rawDB(t, db.Path())

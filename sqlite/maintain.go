@@ -137,7 +137,7 @@ type MaintenanceReport struct {
 }
 
 // Optimize merges every FTS index into as few segments as possible (FTS5
-// 'optimize'), and with vacuum compacts the file when no other process has
+// 'optimize'), after leaving its merge settings as Hermes keeps them, and with vacuum compacts the file when no other process has
 // it open.
 func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, error) {
 	rep := &MaintenanceReport{}
@@ -147,8 +147,7 @@ func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, er
 	}
 	for _, t := range tables {
 		if err := db.writeTx(ctx, 0, "optimize "+t, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+") VALUES('optimize')")
-			return err
+			return exec(ctx, tx, append(hermesMerge(t), "INSERT INTO "+t+"("+t+") VALUES('optimize')")...)
 		}); err != nil {
 			return nil, err
 		}

@@ -52,8 +52,10 @@ func newRebuildFTSCommand() *command {
 		usage: `Usage: sessiondb [--db PATH] rebuild-fts [--json]
 
 Recreates the word, trigram and CJK search indexes and refills them from the
-messages in short chunks, showing progress. Search keeps working meanwhile
-(rows not yet indexed are found by a scan).
+messages in short chunks, showing progress, then merges each index into one
+or two segments (also in short steps; on a large file this last part shows
+no progress). Search keeps working meanwhile (rows not yet indexed are found
+by a scan), and so do other processes' writes.
 
 Examples:
   sessiondb rebuild-fts
