@@ -53,8 +53,8 @@ func newRebuildFTSCommand() *command {
 
 Recreates the word, trigram and CJK search indexes and refills them from the
 messages in short chunks, showing progress, then merges each index into one
-or two segments (also in short steps; on a large file this last part shows
-no progress). Search keeps working meanwhile (rows not yet indexed are found
+or two segments (also in short steps, shown by a spinner with the elapsed
+time). Search keeps working meanwhile (rows not yet indexed are found
 by a scan), and so do other processes' writes.
 
 Examples:
