@@ -185,7 +185,8 @@ func (db *DB) Changes(ctx context.Context, afterMessageID, afterSessionSeq int64
 		}
 		out = make([]*sessiondb.Session, 0, len(changed.IDs))
 		for _, id := range changed.IDs {
-			if s := byID[id]; s != nil && !later[id] { // absent: deleted since its message was written
+			// Absent: deleted since its message was written.
+			if s := byID[id]; s != nil && !later[id] {
 				out = append(out, s)
 			}
 		}

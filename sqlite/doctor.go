@@ -173,10 +173,14 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 		default:
 			d.add("index "+t, CheckFail, strings.Join(problems, "; "), "sessiondb rebuild-fts")
 		}
+		// A running backfill keeps the bulk merge policy on every index
+		// until both families are done.
+		_, wordPending := meta[keyHighWater]
+		_, cjkPending := meta[keyCJKHighWater]
 		var bulk int
 		db.QueryRowContext(ctx, "SELECT count(*) FROM "+t+"_config WHERE k IN ('automerge', 'crisismerge')").Scan(&bulk)
-		if bulk > 0 && !pending {
-			d.add("merge settings "+t, CheckWarn, "a rebuild that was killed left its wide merge settings (automerge, crisismerge): searches meet more segments than they need",
+		if bulk > 0 && !wordPending && !cjkPending {
+			d.add("merge settings "+t, CheckWarn, "an interrupted rebuild left its wide merge settings (automerge, crisismerge): searches meet more segments than they need",
 				"sessiondb optimize")
 		}
 	}

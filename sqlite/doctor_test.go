@@ -63,10 +63,18 @@ func TestDoctorFindsProblems(t *testing.T) {
 			t.Fatalf("a pending backfill is reported as damage: %+v", c)
 		}
 	})
-	t.Run("merge settings of a killed rebuild", func(t *testing.T) {
+	t.Run("merge settings of an interrupted rebuild", func(t *testing.T) {
 		db := MustOpen(t)
 		seed(t, db, 5)
-		rawExec(t, rawDB(t, db.Path()), "INSERT INTO messages_fts_trigram(messages_fts_trigram, rank) VALUES('automerge', 64)")
+		raw := rawDB(t, db.Path())
+		rawExec(t, raw, "INSERT INTO messages_fts_trigram(messages_fts_trigram, rank) VALUES('automerge', 64)")
+		// While the CJK family is still being filled, the word and
+		// trigram indexes keep the bulk policy: no warning.
+		rawExec(t, raw, "INSERT INTO state_meta (key, value) VALUES ('fts_cjk_rebuild_high_water', '5'), ('fts_cjk_rebuild_progress', '0')")
+		if c, ok := diagnose(t, db.Path())["merge settings messages_fts_trigram"]; ok {
+			t.Fatalf("warned during a backfill: %+v", c)
+		}
+		rawExec(t, raw, "DELETE FROM state_meta WHERE key LIKE 'fts_cjk_rebuild_%'")
 		c := diagnose(t, db.Path())["merge settings messages_fts_trigram"]
 		if c.Status != sqlite.CheckWarn || c.Fix != "sessiondb optimize" {
 			t.Fatalf("merge settings check = %+v", c)

@@ -137,8 +137,9 @@ type MaintenanceReport struct {
 }
 
 // Optimize merges every FTS index into as few segments as possible (FTS5
-// 'optimize'), after leaving its merge settings as Hermes keeps them, and with vacuum compacts the file when no other process has
-// it open.
+// 'optimize'), after leaving its merge settings as Hermes keeps them
+// (hermesMerge), and with vacuum compacts the file when no other process
+// has it open.
 func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, error) {
 	rep := &MaintenanceReport{}
 	tables, err := presentFTS(ctx, db.write)
