@@ -165,7 +165,7 @@ func (db *DB) legacy() bool { return db.currentLayout() == layoutLegacy }
 // is a transaction and so a new segment. FTS5's default merges a level
 // once it holds 4 segments, so every row is rewritten once per level, and
 // the levels grow with the chunks (log4 of them): the cost per row grew
-// with the index (1.38× at 1M messages against 100k). While the backfill
+// with the index (1.41× at 1M messages against 100k). While the backfill
 // runs, automerge is bulkAutomerge (FTS5's largest), so at up to about
 // 64² chunks (16M ids) a row is merged once, and crisismerge is above it
 // so that only the incremental merges run; when it is done, bounded
