@@ -755,3 +755,77 @@ func TestOpenBadPaths(t *testing.T) {
 		}
 	})
 }
+
+// TestPythonWritesUnderBulkMergePolicy: Python's SQLite (Hermes' 3.40 or
+// newer) keeps writing a file whose word and trigram indexes carry the
+// merge settings of a running rebuild (automerge 64, crisismerge 128): 200
+// messages in 200 transactions, each a new segment that FTS5 merges under
+// those settings. The indexes stay consistent and find every message.
+func TestPythonWritesUnderBulkMergePolicy(t *testing.T) {
+	python := testenv.Python(t, "to play a Hermes process during a rebuild")
+	path := filepath.Join(t.TempDir(), "state.db")
+	const sid = "20260501_000000_abcdef"
+	db, err := sqlite.Open(path, sqlite.Options{Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateSession(ctx, sessiondb.NewSession{ID: sid, Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	for _, tbl := range []string{"messages_fts", "messages_fts_trigram"} {
+		rawExec(t, raw, "INSERT INTO "+tbl+"("+tbl+", rank) VALUES('automerge', 64)")
+		rawExec(t, raw, "INSERT INTO "+tbl+"("+tbl+", rank) VALUES('crisismerge', 128)")
+	}
+	raw.Close()
+	const script = `
+import json, sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+q = lambda s: con.execute(s).fetchone()[0]
+# Without the cjk tokenizer, as Hermes does: mark the CJK index stale, drop its triggers.
+con.execute("BEGIN IMMEDIATE")
+con.execute("INSERT INTO state_meta(key,value) VALUES('fts_cjk_stale','1') ON CONFLICT(key) DO UPDATE SET value=excluded.value")
+for s in ("insert", "delete", "update"):
+    con.execute("DROP TRIGGER IF EXISTS messages_fts_cjk_" + s)
+con.execute("COMMIT")
+for i in range(200):
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("INSERT INTO messages (session_id, role, content, timestamp, active) VALUES (?, 'user', ?, ?, 1)",
+                (sys.argv[2], "bulkword message %d" % i, 1000 + i))
+    con.execute("COMMIT")
+out = {"version": sqlite3.sqlite_version, "found": {}, "segments": {}, "integrity": {}}
+for n in ("messages_fts", "messages_fts_trigram"):
+    out["found"][n] = q("SELECT count(*) FROM %s WHERE %s MATCH 'bulkword'" % (n, n))
+    out["segments"][n] = q("SELECT count(DISTINCT segid) FROM %s_idx" % n)
+    try:
+        con.execute("INSERT INTO %s(%s, rank) VALUES('integrity-check', 1)" % (n, n))
+        out["integrity"][n] = "ok"
+    except Exception as e:
+        out["integrity"][n] = str(e)
+print(json.dumps(out))
+`
+	cmd := exec.Command(python, "-c", script, path, sid)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("python3 failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	var py struct {
+		Version   string
+		Found     map[string]int
+		Segments  map[string]int
+		Integrity map[string]string
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &py); err != nil {
+		t.Fatalf("python output: %v\n%s", err, stdout.String())
+	}
+	t.Logf("python sqlite %s: segments %v", py.Version, py.Segments)
+	for _, n := range []string{"messages_fts", "messages_fts_trigram"} {
+		if py.Found[n] != 200 || py.Integrity[n] != "ok" {
+			t.Errorf("SQLite %s under the bulk merge settings: %s finds %d of 200, integrity-check %q", py.Version, n, py.Found[n], py.Integrity[n])
+		}
+	}
+}
