@@ -217,16 +217,8 @@ func (db *DB) bulkMerge(ctx context.Context) (end func(merge bool) error, err er
 		defer cancel()
 		err := set(rctx, "restore the merge policy", hermesMerge)
 		for _, t := range tables {
-			for worked := merge; err == nil && worked; {
-				start := time.Now()
-				err = db.writeTx(ctx, 0, "merge "+t, func(tx *sql.Tx) error {
-					var err error
-					worked, err = mergeStep(ctx, tx, t)
-					return err
-				})
-				if err == nil {
-					err = db.pause(ctx, backfillPause(time.Since(start)))
-				}
+			if err == nil && merge {
+				err = db.compactFTS(ctx, t)
 			}
 		}
 		return err

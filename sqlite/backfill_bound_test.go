@@ -58,25 +58,8 @@ func TestBackfillProgress(t *testing.T) {
 // chunk of 500) alone.
 func TestBackfillBulkMergePolicy(t *testing.T) {
 	sqlite.SetBulkFillRows(t, 2000) // ids to index, summed over the two families
-	tables := []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"}
-	// each returns one answer per index, joined
-	each := func(raw *sql.DB, query string) string {
-		var all []string
-		for _, tbl := range tables {
-			var s string
-			if err := raw.QueryRow(strings.ReplaceAll(query, "{t}", tbl)).Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, s)
-		}
-		return strings.Join(all, "; ")
-	}
 	settings := func(raw *sql.DB) string {
-		return each(raw, "SELECT COALESCE(group_concat(k || '=' || v, ' '), '') FROM (SELECT k, v FROM {t}_config WHERE k <> 'version' ORDER BY k)")
-	}
-	// A segment's pages are %_data rows whose id holds its number above bit 37.
-	segments := func(raw *sql.DB) string {
-		return each(raw, "SELECT count(DISTINCT id >> 37) FROM {t}_data WHERE id >= 1 << 37")
+		return perIndex(t, raw, "SELECT COALESCE(group_concat(k || '=' || v, ' '), '') FROM (SELECT k, v FROM {t}_config WHERE k <> 'version' ORDER BY k)")
 	}
 	const bulk = "automerge=64 crisismerge=128; automerge=64 crisismerge=128; automerge=64 crisismerge=128"
 	const restored = "usermerge=2; usermerge=2; usermerge=2"
@@ -120,13 +103,35 @@ func TestBackfillBulkMergePolicy(t *testing.T) {
 			if c.cancel {
 				return
 			}
-			if got := segments(raw); got != c.segments {
+			if got := ftsSegments(t, raw); got != c.segments {
 				t.Errorf("segments after the rebuild %q, want %q", got, c.segments)
 			}
 			want := strconv.Itoa(c.rows)
-			if got := each(raw, "SELECT count(*) FROM {t} WHERE {t} MATCH 'alpha'"); got != want+"; "+want+"; "+want {
+			if got := perIndex(t, raw, "SELECT count(*) FROM {t} WHERE {t} MATCH 'alpha'"); got != want+"; "+want+"; "+want {
 				t.Errorf("rows found per index after the rebuild: %s, want %s each", got, want)
 			}
 		})
 	}
+}
+
+// perIndex runs query on each full-text index ({t} stands for its name)
+// and joins the answers with "; ".
+func perIndex(tb testing.TB, raw *sql.DB, query string) string {
+	tb.Helper()
+	var all []string
+	for _, tbl := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
+		var s string
+		if err := raw.QueryRow(strings.ReplaceAll(query, "{t}", tbl)).Scan(&s); err != nil {
+			tb.Fatal(err)
+		}
+		all = append(all, s)
+	}
+	return strings.Join(all, "; ")
+}
+
+// ftsSegments returns each full-text index's number of segments: a
+// segment's pages are %_data rows whose id holds its number above bit 37.
+func ftsSegments(tb testing.TB, raw *sql.DB) string {
+	tb.Helper()
+	return perIndex(tb, raw, "SELECT count(DISTINCT id >> 37) FROM {t}_data WHERE id >= 1 << 37")
 }

@@ -130,6 +130,19 @@ func TestRebuildFTS(t *testing.T) {
 func TestOptimize(t *testing.T) {
 	db := MustOpen(t)
 	seed(t, db, 30)
+	raw := rawDB(t, db.Path())
+	// One segment on each of two levels, which no merge within a level
+	// joins: FTS5's optimize puts the index in one segment a level up, and
+	// the next transaction writes a new one, far smaller, on level 0.
+	rawExec(t, raw, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+		INSERT INTO messages(session_id, role, content, timestamp) SELECT (SELECT session_id FROM messages LIMIT 1), 'user', 'bulk w' || i || ' 项目 ' || hex(randomblob(40)), 1 FROM n`)
+	for _, tbl := range []string{"messages_fts", "messages_fts_trigram", "messages_fts_cjk"} {
+		rawExec(t, raw, "INSERT INTO "+tbl+"("+tbl+") VALUES('optimize')")
+	}
+	rawExec(t, raw, "INSERT INTO messages(session_id, role, content, timestamp) SELECT session_id, 'user', 'one more', 1 FROM messages LIMIT 1")
+	if got := ftsSegments(t, raw); got != "2; 2; 2" {
+		t.Fatalf("segments before optimize: %s, want 2 per index", got)
+	}
 	rep, err := db.Optimize(ctx, true)
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +150,10 @@ func TestOptimize(t *testing.T) {
 	if rep.Optimized != 3 {
 		t.Errorf("optimized %d indexes, want 3", rep.Optimized)
 	}
+	if got := ftsSegments(t, raw); got != "1; 1; 1" {
+		t.Errorf("segments after optimize: %s, want one per index", got)
+	}
+	raw.Close()
 	// This test's own raw connections count as other holders only if open.
 	if !rep.Vacuumed && rep.VacuumSkipped == "" {
 		t.Errorf("vacuum neither ran nor said why: %+v", rep)

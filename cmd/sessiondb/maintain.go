@@ -83,9 +83,11 @@ func newOptimizeCommand() *command {
 		synopsis: "merge the search indexes; with --vacuum also compact the file",
 		usage: `Usage: sessiondb [--db PATH] optimize [--vacuum] [--json]
 
-Merges each search index into as few segments as possible, which makes
-searches faster after many writes. With --vacuum the file is compacted too,
-unless another process (such as Hermes) has it open.
+Merges each search index into one segment, which makes searches faster
+after many writes, in short steps that let other processes (Hermes) keep
+writing, and puts back Hermes' merge settings if an interrupted rebuild left
+its own. With --vacuum the file is compacted too, unless another process
+(such as Hermes) has it open.
 
 Examples:
   sessiondb optimize --vacuum
