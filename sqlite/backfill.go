@@ -114,7 +114,7 @@ func (db *DB) Backfill(ctx context.Context, progress Progress) (err error) {
 			if progress != nil {
 				progress(min(done, total), total)
 			}
-			if err := db.pause(ctx, backfillPause(time.Since(start))); err != nil {
+			if err := db.pause(ctx, "backfill", backfillPause(time.Since(start))); err != nil {
 				return err
 			}
 		}
@@ -122,12 +122,12 @@ func (db *DB) Backfill(ctx context.Context, progress Progress) (err error) {
 	return nil
 }
 
-// pause waits d between two chunks of long work, so that other writers
-// get the lock, or returns ctx's error.
-func (db *DB) pause(ctx context.Context, d time.Duration) error {
+// pause waits d between two steps of long work (op), so that other
+// writers get the lock, or returns ctx's error.
+func (db *DB) pause(ctx context.Context, op string, d time.Duration) error {
 	select {
 	case <-ctx.Done():
-		return db.mapErr("backfill", ctx.Err())
+		return db.mapErr(op, ctx.Err())
 	case <-time.After(d):
 		return nil
 	}

@@ -243,7 +243,7 @@ func (db *DB) compactFTS(ctx context.Context, t string) error {
 		if err != nil || !worked {
 			return err
 		}
-		if err := db.pause(ctx, backfillPause(time.Since(start))); err != nil {
+		if err := db.pause(ctx, "merge "+t, backfillPause(time.Since(start))); err != nil {
 			return err
 		}
 	}
