@@ -49,13 +49,13 @@ func TestBackfillProgress(t *testing.T) {
 	}
 }
 
-// TestBackfillBulkMergePolicy: a rebuild of at least bulkFillRows ids
-// (word and trigram, and CJK, each counted) raises FTS5's automerge (to 64) and crisismerge (to 128) on
-// every index while it refills them, and when it ends, finished or
-// cancelled, leaves each index's settings as Hermes has them (neither
-// setting, usermerge 2); when it finished, it merged each index into one
-// segment. A smaller rebuild leaves the settings and the segments (one per
-// chunk of 500) alone.
+// TestBackfillBulkMergePolicy: a rebuild of at least bulkFillRows ids (the
+// word and trigram family's and the CJK family's, summed) raises FTS5's
+// automerge (to 64) and crisismerge (to 128) on every index while it
+// refills them, and when it ends, finished or cancelled, leaves each
+// index's settings as Hermes has them (neither setting, usermerge 2); when
+// it finished, it merged each index into one segment. A smaller rebuild
+// leaves the settings and the segments (one per chunk of 500) alone.
 func TestBackfillBulkMergePolicy(t *testing.T) {
 	sqlite.SetBulkFillRows(t, 2000) // ids to index, summed over the two families
 	settings := func(raw *sql.DB) string {
