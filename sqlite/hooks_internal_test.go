@@ -17,6 +17,14 @@ func SetFTSMergeEvery(tb testing.TB, n int64) {
 	tb.Cleanup(func() { ftsMergeEvery = old })
 }
 
+// SetFTSMergePages sets how many pages a 'merge' command writes at most
+// until the test ends.
+func SetFTSMergePages(tb testing.TB, n int) {
+	old := ftsMergePages
+	ftsMergePages = n
+	tb.Cleanup(func() { ftsMergePages = old })
+}
+
 // SetBulkFillRows sets the smallest backfill that runs under the bulk merge
 // policy until the test ends.
 func SetBulkFillRows(tb testing.TB, n int64) {

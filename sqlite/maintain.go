@@ -174,10 +174,11 @@ func presentFTS(ctx context.Context, q querier) ([]string, error) {
 // Hermes (a variable for tests).
 var ftsMergeEvery int64 = 1000
 
-const (
-	ftsMergePages    = 500 // pages a 'merge' command writes at most
-	ftsMergeCommands = 4   // 'merge' commands per index and pass at most
-)
+// ftsMergePages is how many pages a 'merge' command writes at most (a
+// variable for tests).
+var ftsMergePages = 500
+
+const ftsMergeCommands = 4 // 'merge' commands per index and pass at most
 
 // mergeFTS is Hermes' upkeep of the search indexes on the live path
 // (STORAGE.md §4.3): up to ftsMergeCommands bounded 'merge' commands per

@@ -143,6 +143,13 @@ func TestOptimize(t *testing.T) {
 	if got := ftsSegments(t, raw); got != "2; 2; 2" {
 		t.Fatalf("segments before optimize: %s, want 2 per index", got)
 	}
+	// Merges of a few pages each: one index takes many commands.
+	sqlite.SetFTSMergePages(t, 4)
+	var pages int
+	raw.QueryRow("SELECT count(*) FROM messages_fts_data").Scan(&pages)
+	if pages < 40 {
+		t.Fatalf("the word index has %d pages; the test needs more than ten merges' worth", pages)
+	}
 	rep, err := db.Optimize(ctx, true)
 	if err != nil {
 		t.Fatal(err)
