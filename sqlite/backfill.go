@@ -168,9 +168,9 @@ func (db *DB) legacy() bool { return db.currentLayout() == layoutLegacy }
 // with the index (1.41× at 1M messages against 100k). While the backfill
 // runs, automerge is bulkAutomerge (FTS5's largest), so at up to about
 // 64² chunks (16M ids) a row is merged once, and crisismerge is above it
-// so that only the incremental merges run; when it is done, bounded
-// 'merge' commands merge what is left into as few segments as they can,
-// one more rewrite of every row. A variable for tests.
+// so that only the incremental merges run; when it is done, compactFTS
+// merges each index into one segment, one more rewrite of every row. A
+// variable for tests.
 var bulkFillRows int64 = autoBackfillRows
 
 const (
@@ -182,8 +182,8 @@ const (
 // what ends it: the two settings deleted from each index's %_config table,
 // then usermerge set to 2 (as mergeFTS does), a command that makes every
 // connection, other processes' too, read the settings again; then, when
-// merge is true, bounded 'merge' commands, each its own short
-// transaction, until none finds work. The settings are restored even when
+// merge is true, compactFTS on each index (one segment, in bounded
+// steps). The settings are restored even when
 // ctx has ended. A process killed in between leaves the bulk policy in the
 // file: FTS5 then merges in larger steps, which costs searches more
 // segments, until `sessiondb optimize` or the next backfill of that size
