@@ -2,36 +2,27 @@ package sqlite
 
 import "testing"
 
-// SetFreeBytes replaces the free-space probe until the test ends.
-func SetFreeBytes(tb testing.TB, f func(dir string) (uint64, error)) {
-	old := freeBytes
-	freeBytes = f
-	tb.Cleanup(func() { freeBytes = old })
+// setUntilEnd sets *p to v and puts the old value back when the test ends.
+func setUntilEnd[T any](tb testing.TB, p *T, v T) {
+	old := *p
+	*p = v
+	tb.Cleanup(func() { *p = old })
 }
+
+// SetFreeBytes replaces the free-space probe until the test ends.
+func SetFreeBytes(tb testing.TB, f func(dir string) (uint64, error)) { setUntilEnd(tb, &freeBytes, f) }
 
 // SetFTSMergeEvery sets how many writes pass between two bounded merges of
 // the search indexes until the test ends.
-func SetFTSMergeEvery(tb testing.TB, n int64) {
-	old := ftsMergeEvery
-	ftsMergeEvery = n
-	tb.Cleanup(func() { ftsMergeEvery = old })
-}
+func SetFTSMergeEvery(tb testing.TB, n int64) { setUntilEnd(tb, &ftsMergeEvery, n) }
 
 // SetFTSMergePages sets how many pages a 'merge' command writes at most
 // until the test ends.
-func SetFTSMergePages(tb testing.TB, n int) {
-	old := ftsMergePages
-	ftsMergePages = n
-	tb.Cleanup(func() { ftsMergePages = old })
-}
+func SetFTSMergePages(tb testing.TB, n int) { setUntilEnd(tb, &ftsMergePages, n) }
 
 // SetBulkFillRows sets the smallest backfill that runs under the bulk merge
 // policy until the test ends.
-func SetBulkFillRows(tb testing.TB, n int64) {
-	old := bulkFillRows
-	bulkFillRows = n
-	tb.Cleanup(func() { bulkFillRows = old })
-}
+func SetBulkFillRows(tb testing.TB, n int64) { setUntilEnd(tb, &bulkFillRows, n) }
 
 // SetBeginFault makes every BEGIN of a write fail with f's error (when it
 // returns one) until the test ends.
@@ -41,11 +32,7 @@ func SetBeginFault(tb testing.TB, f func() error) {
 }
 
 // SetFSType replaces the filesystem-type probe until the test ends.
-func SetFSType(tb testing.TB, f func(path string) string) {
-	old := fsType
-	fsType = f
-	tb.Cleanup(func() { fsType = old })
-}
+func SetFSType(tb testing.TB, f func(path string) string) { setUntilEnd(tb, &fsType, f) }
 
 // SetSearchHook makes f see every search statement before it runs (nil:
 // none) until the test ends.
@@ -61,9 +48,7 @@ func SetSearchHook(tb testing.TB, f func(stmt string, args []any)) {
 // SetFileSystem makes Diagnose see the file system holding the database as
 // read-only or not, with avail bytes free, until the test ends.
 func SetFileSystem(tb testing.TB, readOnly bool, avail uint64) {
-	old := fsStat
-	fsStat = func(string) (fsStats, error) { return fsStats{readOnly: readOnly, avail: avail}, nil }
-	tb.Cleanup(func() { fsStat = old })
+	setUntilEnd(tb, &fsStat, func(string) (fsStats, error) { return fsStats{readOnly: readOnly, avail: avail}, nil })
 }
 
 // WriterPragma returns PRAGMA name as the store's writer connection reports
