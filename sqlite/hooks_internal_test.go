@@ -85,3 +85,12 @@ func SetRecoverDropChunk(tb testing.TB, drop func(table string) bool) {
 	recoverDropChunk = drop
 	tb.Cleanup(func() { recoverDropChunk = nil })
 }
+
+// SetRankSummaryScale makes term summaries on small files until the test
+// ends: every term in minDocs rows or more (and in at most half of them),
+// in ranges of rows rows.
+func SetRankSummaryScale(tb testing.TB, minDocs int64, rows int) {
+	setUntilEnd(tb, &rankMinDocs, minDocs)
+	setUntilEnd(tb, &rankMinShare, 1<<62)
+	setUntilEnd(tb, &rankRangeRows, rows)
+}

@@ -30,6 +30,9 @@ func (db *DB) resetFTS(ctx context.Context, op string) error {
 }
 
 func resetCurrentFTS(ctx context.Context, tx *sql.Tx) error {
+	if err := clearRank(ctx, tx); err != nil {
+		return err
+	}
 	if err := dropTriggers(ctx, tx, append(append([]string{}, ftsTriggers...), ftsCJKTriggers...)...); err != nil {
 		return err
 	}
@@ -67,7 +70,10 @@ func (db *DB) RebuildFTS(ctx context.Context, progress Progress) error {
 	if err := db.resetFTS(ctx, "rebuild search indexes"); err != nil {
 		return err
 	}
-	return db.Backfill(ctx, progress)
+	if err := db.Backfill(ctx, progress); err != nil {
+		return err
+	}
+	return db.SummarizeTerms(ctx, nil)
 }
 
 // OptimizeStorage moves a legacy (pre-v23) file to the external-content
@@ -117,6 +123,9 @@ func (db *DB) OptimizeStorage(ctx context.Context, progress Progress, vacuum boo
 	}); err != nil {
 		return nil, err
 	}
+	if err := db.SummarizeTerms(ctx, nil); err != nil {
+		return nil, err
+	}
 	if vacuum {
 		if err := db.vacuum(ctx, rep); err != nil {
 			return nil, err
@@ -155,6 +164,9 @@ func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, er
 			return nil, err
 		}
 		rep.Optimized++
+	}
+	if err := db.SummarizeTerms(ctx, nil); err != nil {
+		return nil, err
 	}
 	if vacuum {
 		if err := db.vacuum(ctx, rep); err != nil {
@@ -221,6 +233,7 @@ func (db *DB) mergeFTS(ctx context.Context) {
 		}
 	}
 	db.usermerge.Store(true)
+	db.upkeepRank(ctx)
 }
 
 // compactFTS merges index t into one segment with bounded 'merge'

@@ -392,14 +392,19 @@ func chainIDs(ctx context.Context, q querier, id string) ([]string, error) {
 
 // collect runs a query returning one text column and collects it.
 func collect(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	return collectOf[string](ctx, q, query, args...)
+}
+
+// collectOf returns the first column of every row of query, as T.
+func collectOf[T any](ctx context.Context, q querier, query string, args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []string
+	var out []T
 	for rows.Next() {
-		var s string
+		var s T
 		if err := rows.Scan(&s); err != nil {
 			return nil, err
 		}

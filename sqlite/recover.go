@@ -84,12 +84,14 @@ var recoverTables = []string{"system_prompts", "sessions", "messages", "session_
 // recoverSkipTables are never copied: the version (the output has its own)
 // and runtime-only state that a restarted Hermes rebuilds.
 var recoverSkipTables = map[string]bool{"schema_version": true, "gateway_hygiene_state": true,
-	"conversation_generations": true, "gateway_heartbeats": true, "session_turn_leases": true}
+	"conversation_generations": true, "gateway_heartbeats": true, "session_turn_leases": true,
+	"sessiondb_rank_terms": true, "sessiondb_rank_dirty": true} // summaries of the old index
 
 // recoverSkipKeys are the generated state_meta keys the output mints or
 // derives itself.
 var recoverSkipKeys = []string{keyStorage, keyOptimizeAvail, keyHighWater, keyProgress, keyCJKStale,
-	keyCJKHighWater, keyCJKProgress, keyStale, keyGeneration, "telegram_dm_topic_schema_version"}
+	keyCJKHighWater, keyCJKProgress, keyStale, keyGeneration, "telegram_dm_topic_schema_version",
+	keyRankThrough, keyRankGone}
 
 // recoverDropChunk, when set by a test, makes writeChunk skip a chunk of
 // the named table silently: a copy that stops short without an error, which

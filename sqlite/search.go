@@ -508,14 +508,20 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, na
 			" WHERE a.source IN (" + strings.Join(nums, ", ") + "))"
 	}
 	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
-	seek := fmt.Sprintf("w.us >= %d * w.size", s.o.Limit*rankSeekMicros)
+	// From a term's range summary the function read few rows, so its
+	// time says nothing of a pass over all of them: seek ("seek").
+	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk)", s.o.Limit*rankSeekMicros)
+	mode := "topterm" // the query is one phrase, not a prefix: a one-token one may use a summary
+	if narrow {
+		mode = "top"
+	}
 	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
 		page, seek, s.snippetSQL(table), table, table, table)
-	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'top'%[3]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k, allowed) +
+	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[4]s'%[3]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k, allowed, mode) +
 		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, " + seek +
-		" FROM (SELECT id, place, ok, us, size, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
+		" FROM (SELECT id, place, ok, us, size, sk, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
 		" count(*) OVER () AS total, sum(ok) OVER () AS passed" +
-		" FROM (SELECT m.id, top.key AS place, json_extract(r.x, '$.us') AS us, json_extract(r.x, '$.size') AS size, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
+		" FROM (SELECT m.id, top.key AS place, json_extract(r.x, '$.us') AS us, json_extract(r.x, '$.size') AS size, json_extract(r.x, '$.seek') AS sk, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
 		" FROM r, json_each(r.x, '$.ids') AS top" +
 		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id)) AS w" +
 		" JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id" +

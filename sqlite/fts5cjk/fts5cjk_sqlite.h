@@ -18,6 +18,7 @@
 #define SQLITE_NOMEM  7
 #define SQLITE_INTERRUPT 9
 #define SQLITE_CORRUPT 11
+#define SQLITE_NOTFOUND 12
 #define SQLITE_MISMATCH 20
 #define SQLITE_RANGE  25
 #define SQLITE_ROW    100
@@ -63,6 +64,13 @@ int sqlite3_is_interrupted(sqlite3 *db);
 char *sqlite3_mprintf(const char *zFormat, ...);
 void *sqlite3_realloc64(void *p, unsigned long long n);
 int sqlite3_bind_int64(sqlite3_stmt *pStmt, int iCol, sqlite3_int64 v);
+int sqlite3_bind_text(sqlite3_stmt *pStmt, int iCol, const char *z, int n,
+                      void (*xDel)(void *));
+sqlite3_int64 sqlite3_column_int64(sqlite3_stmt *pStmt, int iCol);
+int sqlite3_column_type(sqlite3_stmt *pStmt, int iCol);
+void *sqlite3_value_pointer(sqlite3_value *v, const char *zType);
+void sqlite3_result_blob(sqlite3_context *ctx, const void *z, int n,
+                         void (*xDel)(void *));
 int sqlite3_reset(sqlite3_stmt *pStmt);
 const void *sqlite3_column_blob(sqlite3_stmt *pStmt, int iCol);
 int sqlite3_column_bytes(sqlite3_stmt *pStmt, int iCol);
@@ -102,9 +110,9 @@ struct fts5_tokenizer {
 #define FTS5_TOKEN_COLOCATED    0x0001
 
 /*
-** Auxiliary-function API (fts5.h): the members up to xPhraseNext, in
+** Auxiliary-function API (fts5.h): the members up to xQueryToken, in
 ** SQLite's order. Later members are never touched, so the prefix is
-** layout-exact for every iVersion.
+** layout-exact; xQueryToken exists only when iVersion >= 3 (SQLite 3.45).
 */
 typedef struct Fts5Context Fts5Context;
 typedef struct Fts5PhraseIter Fts5PhraseIter;
@@ -132,6 +140,12 @@ struct Fts5ExtensionApi {
   void *(*xGetAuxdata)(Fts5Context *, int bClear);
   int (*xPhraseFirst)(Fts5Context *, int iPhrase, Fts5PhraseIter *, int *, int *);
   void (*xPhraseNext)(Fts5Context *, Fts5PhraseIter *, int *piCol, int *piOff);
+  /* iVersion >= 2 */
+  int (*xPhraseFirstColumn)(Fts5Context *, int iPhrase, Fts5PhraseIter *, int *);
+  void (*xPhraseNextColumn)(Fts5Context *, Fts5PhraseIter *, int *piCol);
+  /* iVersion >= 3: xQueryToken only is called (after checking iVersion) */
+  int (*xQueryToken)(Fts5Context *, int iPhrase, int iToken,
+                     const char **ppToken, int *pnToken);
 };
 
 typedef void (*fts5_extension_function)(const Fts5ExtensionApi *pApi,

@@ -61,6 +61,16 @@
 ** caller whose filters keep few rows (one rare source) passes the rowids
 ** they can keep, and needs no second read with a larger K.
 **
+** sessiondb_bm25(tbl, K, 'name', 'topterm') is 'top' for a caller that
+** knows the query is one token and not a prefix (FTS5 does not tell a
+** prefix apart): when that term has a range summary (below), it reads only
+** the rows that can rank instead of all of them, and says so ("seek":1).
+** sessiondb_bm25(tbl, R, 'name', 'ranges', lo, hi), on the first row of a
+** one-token query, returns the summary of its rows in [lo, hi], in ranges
+** of R rows (a blob). sessiondb_bm25(tbl, 0, '', 'feed', p) hands the row
+** to the C callback p (a pointer of type "sessiondb_rank_feed"): how the
+** two read a rowid range of the term.
+**
 ** The read-ahead does not keep every row: while reading, with the IDF not
 ** yet known, rows are compared by bm25's term without it (rankG), and
 ** threshold passes over a buffer (rankFlush) raise the K-th best exact
@@ -122,6 +132,7 @@ typedef struct RankData {
   int iHint;      /* where the last rankAheadRow search ended */
   sqlite3_int64 nHit; /* rows of the phrase (one-phrase queries) */
   sqlite3_int64 nReadUs; /* microseconds the read-ahead took */
+  int bSummary;   /* the rows came from the term's range summary */
 } RankData;
 
 static double rankScore(const RankData *p, double D);
@@ -486,10 +497,430 @@ static int rankAhead(RankData *p, RankAhead *a){
   return SQLITE_OK;
 }
 
+/*
+** Range summaries (DESIGN.md, "Top-k ranking from range summaries").
+**
+** For a frequent term, sessiondb_rank_terms(term, through, seen, ranges)
+** keeps a summary of the term's rows with rowid <= through, cut in
+** consecutive rowid ranges: a range covers (the previous range's hi, hi]
+** and holds (hi, n, a frontier of (frequency, length) points, rankFrontAdd).
+** n is exact; the frontier bounds bm25's term g of every row of the range
+** from above. Rows changed (inserted, deleted, updated) with rowid <= the
+** file's through are logged in sessiondb_rank_dirty (triggers, which
+** Hermes' process runs too); a summary reflects the log up to its seen.
+**
+** A query of that one term then counts its rows (bm25's IDF) as the sum of
+** the clean ranges' n plus what FTS5 finds in the ranges holding a dirty
+** rowid and above through, and reads rows only from those ranges and from
+** clean ranges in order of falling bound, until no bound left reaches the
+** K-th best g: each read is a statement of the same connection (one
+** snapshot) running FTS5 over that rowid range, whose rows go through
+** rankAheadCb as if xQueryPhrase had read them.
+*/
+#define RANK_NPOINT 8
+#define RANK_REC (8 + 4 + 8 * RANK_NPOINT) /* bytes of an encoded range */
+#define RANK_MAX_DIRTY 64    /* more changed rows: read every row (xQueryPhrase) */
+#define RANK_FEED "sessiondb_rank_feed"
+#define RANK_GIVE_UP 4       /* read more than 1/4 of the clean rows: one pass */
+
+typedef struct RankRange {
+  sqlite3_int64 hi;
+  int n;
+  int aMaxF[RANK_NPOINT];   /* the frontier's points (rankFrontAdd); */
+  int aMinLen[RANK_NPOINT]; /* f = 0: none */
+} RankRange;
+
+/* rankFrontAdd adds a row holding the term f times in nTok tokens to the
+** range's frontier: points (f, length) in ascending f such that every row
+** of the range is beaten by one of them (no more frequent, no shorter), so
+** that bm25's g of every row is at most the best g of a point (g rises
+** with f and falls with the length). Points the row beats are dropped;
+** when full, two neighbours become one point beating both (the larger f,
+** the shorter length). */
+static void rankFrontAdd(RankRange *r, int f, int nTok){
+  int i, j, n = 0;
+  for(i = 0; i < RANK_NPOINT && r->aMaxF[i] > 0; i++){
+    if( r->aMaxF[i] >= f && r->aMinLen[i] <= nTok ) return; /* beaten */
+  }
+  for(i = 0; i < RANK_NPOINT && r->aMaxF[i] > 0; i++){
+    if( !(f >= r->aMaxF[i] && nTok <= r->aMinLen[i]) ){
+      r->aMaxF[n] = r->aMaxF[i];
+      r->aMinLen[n] = r->aMinLen[i];
+      n++;
+    }
+  }
+  if( n == RANK_NPOINT ){
+    /* points 0 and 1 (the least frequent) become one */
+    if( r->aMinLen[1] < r->aMinLen[0] ) r->aMinLen[0] = r->aMinLen[1];
+    r->aMaxF[0] = r->aMaxF[1];
+    for(i = 1; i < n - 1; i++){
+      r->aMaxF[i] = r->aMaxF[i + 1];
+      r->aMinLen[i] = r->aMinLen[i + 1];
+    }
+    n--;
+  }
+  for(i = n; i < RANK_NPOINT; i++) r->aMaxF[i] = r->aMinLen[i] = 0;
+  for(i = 0; i < n && r->aMaxF[i] < f; i++){}
+  for(j = n; j > i; j--){
+    r->aMaxF[j] = r->aMaxF[j - 1];
+    r->aMinLen[j] = r->aMinLen[j - 1];
+  }
+  r->aMaxF[i] = f;
+  r->aMinLen[i] = nTok;
+}
+
+static void rankPut(unsigned char *a, sqlite3_int64 v, int n){
+  int i;
+  for(i = 0; i < n; i++) a[i] = (unsigned char)((unsigned long long)v >> (8 * i));
+}
+
+static sqlite3_int64 rankGet(const unsigned char *a, int n){
+  unsigned long long v = 0;
+  int i;
+  for(i = n - 1; i >= 0; i--) v = (v << 8) | a[i];
+  if( n == 4 ) return (sqlite3_int64)(int)(unsigned int)v;
+  return (sqlite3_int64)v;
+}
+
+/* Ranges are encoded little-endian: hi (8 bytes), n (4), then per class
+** the largest frequency (4) and the least length (4). */
+static void rankRangeEncode(const RankRange *r, unsigned char *a){
+  int c;
+  rankPut(a, r->hi, 8);
+  rankPut(&a[8], r->n, 4);
+  for(c = 0; c < RANK_NPOINT; c++){
+    rankPut(&a[12 + 8 * c], r->aMaxF[c], 4);
+    rankPut(&a[16 + 8 * c], r->aMinLen[c], 4);
+  }
+}
+
+static void rankRangeDecode(const unsigned char *a, RankRange *r){
+  int c;
+  r->hi = rankGet(a, 8);
+  r->n = (int)rankGet(&a[8], 4);
+  for(c = 0; c < RANK_NPOINT; c++){
+    r->aMaxF[c] = (int)rankGet(&a[12 + 8 * c], 4);
+    r->aMinLen[c] = (int)rankGet(&a[16 + 8 * c], 4);
+  }
+}
+
+/* RankFeed is what sessiondb_bm25(tbl, 0, '', 'feed', ptr) calls on each
+** row of its statement: the rows of a rowid range, read on behalf of a
+** query or a summary being built. */
+typedef struct RankFeed {
+  int (*xRow)(const Fts5ExtensionApi *, Fts5Context *, void *);
+  void *pArg;
+} RankFeed;
+
+/* rankFeedPrepare compiles the statement that feeds a range's rows. */
+static int rankFeedPrepare(sqlite3 *db, const char *zTable, sqlite3_stmt **pp){
+  char *zSql = sqlite3_mprintf("SELECT sessiondb_bm25(\"%w\", 0, '', 'feed', ?1) FROM \"%w\""
+                               " WHERE \"%w\" MATCH ?2 AND rowid BETWEEN ?3 AND ?4",
+                               zTable, zTable, zTable);
+  int rc;
+  if( zSql == 0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, pp, 0);
+  sqlite3_free(zSql);
+  return rc;
+}
+
+/* rankFeedRun hands every row matching zQuery with lo <= rowid <= hi to f. */
+static int rankFeedRun(sqlite3_stmt *pStmt, RankFeed *f, const char *zQuery,
+                       sqlite3_int64 lo, sqlite3_int64 hi){
+  int rc;
+  sqlite3_bind_pointer(pStmt, 1, f, RANK_FEED, 0);
+  sqlite3_bind_text(pStmt, 2, zQuery, -1, 0);
+  sqlite3_bind_int64(pStmt, 3, lo);
+  sqlite3_bind_int64(pStmt, 4, hi);
+  while( (rc = sqlite3_step(pStmt)) == SQLITE_ROW ){}
+  if( rc == SQLITE_DONE ) return sqlite3_reset(pStmt);
+  rc = sqlite3_reset(pStmt);
+  return rc == SQLITE_OK ? SQLITE_ERROR : rc;
+}
+
+/* rankTermQuery returns the query's one token as an FTS5 string ("..."),
+** and 0 when it is not one token or this SQLite cannot tell it
+** (*pRc says why, if it failed). */
+static char *rankTermQuery(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                           char **pzTerm, int *pRc){
+  const char *z = 0;
+  int n = 0;
+  char *zTerm, *zQuery;
+  *pRc = SQLITE_OK;
+  *pzTerm = 0;
+  if( pApi->iVersion < 3 || pApi->xPhraseCount(pFts) != 1 || pApi->xPhraseSize(pFts, 0) != 1 ) return 0;
+  if( pApi->xQueryToken(pFts, 0, 0, &z, &n) != SQLITE_OK || z == 0 ) return 0;
+  zTerm = sqlite3_mprintf("%.*s", n, z);
+  zQuery = zTerm ? sqlite3_mprintf("\"%w\"", zTerm) : 0;
+  if( zQuery == 0 ){
+    sqlite3_free(zTerm);
+    *pRc = SQLITE_NOMEM;
+    return 0;
+  }
+  *pzTerm = zTerm;
+  return zQuery;
+}
+
+/* RankBuild accumulates the ranges of a term's rows (rankBuildCb). */
+typedef struct RankBuild {
+  int nPer;           /* rows per range */
+  RankRange cur;
+  unsigned char *a;   /* encoded ranges */
+  int n, nAlloc;
+  sqlite3 *db;
+  sqlite3_int64 nSeen;
+} RankBuild;
+
+static int rankBuildPush(RankBuild *b){
+  if( b->n + RANK_REC > b->nAlloc ){
+    int nNew = b->nAlloc ? b->nAlloc * 2 : 64 * RANK_REC;
+    unsigned char *aNew = (unsigned char *)sqlite3_realloc64(b->a, (unsigned long long)nNew);
+    if( aNew == 0 ) return SQLITE_NOMEM;
+    b->a = aNew;
+    b->nAlloc = nNew;
+  }
+  rankRangeEncode(&b->cur, &b->a[b->n]);
+  b->n += RANK_REC;
+  memset(&b->cur, 0, sizeof(b->cur));
+  return SQLITE_OK;
+}
+
+/* rankBuildCb adds a row of the term to the current range. */
+static int rankBuildCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pArg){
+  RankBuild *b = (RankBuild *)pArg;
+  Fts5PhraseIter it;
+  int rc, iCol, iOff, f = 0, nTok = 0;
+  if( ++b->nSeen % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(b->db) ) return SQLITE_INTERRUPT;
+  rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
+  if( rc != SQLITE_OK ) return rc;
+  for(; iCol >= 0; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)) f++;
+  rc = pApi->xColumnSize(pFts, -1, &nTok);
+  if( rc != SQLITE_OK ) return rc;
+  if( f < 1 ) f = 1;
+  rankFrontAdd(&b->cur, f, nTok);
+  b->cur.n++;
+  b->cur.hi = pApi->xRowid(pFts);
+  if( b->cur.n >= b->nPer ) return rankBuildPush(b);
+  return SQLITE_OK;
+}
+
+/* rankRanges answers sessiondb_bm25(tbl, R, 'tbl', 'ranges', lo, hi) on the
+** first row of a query of one token: the summary of the token's rows with
+** lo <= rowid <= hi, in ranges of R rows, the last one ending at hi (an
+** empty blob when no row has it). */
+static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                       sqlite3_context *pCtx, int nPer, const char *zTable,
+                       sqlite3_int64 lo, sqlite3_int64 hi){
+  sqlite3 *db = sqlite3_context_db_handle(pCtx);
+  sqlite3_stmt *pStmt = 0;
+  RankBuild b;
+  RankFeed f;
+  char *zTerm = 0, *zQuery;
+  int rc;
+  memset(&b, 0, sizeof(b));
+  b.nPer = nPer;
+  b.db = db;
+  f.xRow = rankBuildCb;
+  f.pArg = &b;
+  zQuery = rankTermQuery(pApi, pFts, &zTerm, &rc);
+  if( zQuery == 0 && rc == SQLITE_OK ) rc = SQLITE_MISMATCH; /* not one token */
+  if( rc == SQLITE_OK && (nPer <= 0 || zTable == 0) ) rc = SQLITE_MISMATCH;
+  if( rc == SQLITE_OK ) rc = rankFeedPrepare(db, zTable, &pStmt);
+  if( rc == SQLITE_OK ) rc = rankFeedRun(pStmt, &f, zQuery, lo, hi);
+  if( rc == SQLITE_OK && b.cur.n > 0 ) rc = rankBuildPush(&b);
+  /* the last range ends at hi, so that the ranges cover [lo, hi] */
+  if( rc == SQLITE_OK && b.n > 0 ) rankPut(&b.a[b.n - RANK_REC], hi, 8);
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zTerm);
+  sqlite3_free(zQuery);
+  if( rc != SQLITE_OK ){
+    sqlite3_result_error_code(pCtx, rc);
+  }else{
+    sqlite3_result_blob(pCtx, b.a ? (const void *)b.a : (const void *)"", b.n, (void (*)(void *))-1);
+  }
+  sqlite3_free(b.a);
+}
+
+/* RankBound is a clean range and the largest g its rows can have. */
+typedef struct RankBound {
+  double g;
+  sqlite3_int64 lo, hi;
+} RankBound;
+
+static int rankByBound(const void *pA, const void *pB){
+  double a = ((const RankBound *)pA)->g, b = ((const RankBound *)pB)->g;
+  return a > b ? -1 : (a < b ? 1 : 0);
+}
+
+/* rankSummaryRead loads the term's summary and the rowids at or below its
+** through that changed after it was made (dirty rows past its seen),
+** ascending. *pbFound is 0 when there is no usable
+** summary: no such table or term, or too many dirty rows. */
+static int rankSummaryRead(sqlite3 *db, const char *zTerm, int *pbFound,
+                           sqlite3_int64 *piThrough, unsigned char **pa, int *pn,
+                           sqlite3_int64 **paDirty, int *pnDirty){
+  sqlite3_stmt *pStmt = 0;
+  char *zSql;
+  int rc, nAlloc = 0;
+  sqlite3_int64 iSeen = 0;
+  *pbFound = 0;
+  *pa = 0;
+  *pn = 0;
+  *paDirty = 0;
+  *pnDirty = 0;
+  zSql = sqlite3_mprintf("SELECT through, ranges, seen, (SELECT count(*) FROM (SELECT 1 FROM sessiondb_rank_dirty"
+                         " WHERE seq > t.seen LIMIT %d)) FROM sessiondb_rank_terms AS t WHERE term = ?1"
+                         /* a backfill or a stale index: the index lacks rows */
+                         " AND NOT EXISTS (SELECT 1 FROM state_meta"
+                         " WHERE key IN ('fts_rebuild_high_water', 'fts_stale'))",
+                         RANK_MAX_DIRTY + 1);
+  if( zSql == 0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if( rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT ) return rc;
+  if( rc != SQLITE_OK ) return SQLITE_OK;  /* no summaries in this file */
+  sqlite3_bind_text(pStmt, 1, zTerm, -1, 0);
+  rc = sqlite3_step(pStmt);
+  if( rc == SQLITE_ROW && sqlite3_column_int64(pStmt, 3) <= RANK_MAX_DIRTY
+      && sqlite3_column_bytes(pStmt, 1) % RANK_REC == 0 ){
+    int n = sqlite3_column_bytes(pStmt, 1);
+    *piThrough = sqlite3_column_int64(pStmt, 0);
+    iSeen = sqlite3_column_int64(pStmt, 2);
+    *pa = (unsigned char *)sqlite3_malloc(n > 0 ? n : 1);
+    if( *pa == 0 ){
+      sqlite3_finalize(pStmt);
+      return SQLITE_NOMEM;
+    }
+    if( n > 0 ) memcpy(*pa, sqlite3_column_blob(pStmt, 1), (size_t)n);
+    *pn = n;
+    *pbFound = 1;
+  }
+  rc = sqlite3_finalize(pStmt);
+  if( rc != SQLITE_OK || !*pbFound ) return rc;
+  rc = sqlite3_prepare_v2(db, "SELECT DISTINCT id FROM sessiondb_rank_dirty WHERE seq > ?1 AND id <= ?2 ORDER BY id",
+                          -1, &pStmt, 0);
+  if( rc != SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, iSeen);
+  sqlite3_bind_int64(pStmt, 2, *piThrough);
+  while( (rc = sqlite3_step(pStmt)) == SQLITE_ROW ){
+    if( *pnDirty == nAlloc ){
+      sqlite3_int64 *aNew;
+      nAlloc = nAlloc ? nAlloc * 2 : 64;
+      aNew = (sqlite3_int64 *)sqlite3_realloc64(*paDirty, (unsigned long long)nAlloc * sizeof(sqlite3_int64));
+      if( aNew == 0 ){
+        sqlite3_finalize(pStmt);
+        return SQLITE_NOMEM;
+      }
+      *paDirty = aNew;
+    }
+    (*paDirty)[(*pnDirty)++] = sqlite3_column_int64(pStmt, 0);
+  }
+  rc = sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* rankFromSummary reads a one-token query's rows as described above, into
+** a (rankAheadCb's state), instead of reading all of them with
+** xQueryPhrase; a->nHit is then the term's row count. *pbUsed is 0 when
+** the term has no usable summary, and nothing was read. */
+static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                           RankData *p, RankAhead *a, const char *zTable,
+                           sqlite3 *db, int *pbUsed){
+  char *zTerm = 0, *zQuery;
+  unsigned char *aSum = 0;
+  sqlite3_int64 *aDirty = 0, iThrough = 0, lo = -0x7fffffffffffffffLL - 1, nClean = 0, nRead;
+  sqlite3_stmt *pFeed = 0;
+  RankBound *aBound = 0;
+  RankFeed f;
+  int rc, nSum = 0, nDirty = 0, bFound = 0, i, c, iDirty = 0, nBound = 0;
+  int nFlush0 = a->nFlush;
+  *pbUsed = 0;
+  zQuery = rankTermQuery(pApi, pFts, &zTerm, &rc);
+  if( zQuery == 0 ) return rc;
+  rc = rankSummaryRead(db, zTerm, &bFound, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
+  if( rc == SQLITE_OK && bFound ) rc = rankFeedPrepare(db, zTable, &pFeed);
+  if( rc == SQLITE_OK && bFound ){
+    aBound = (RankBound *)sqlite3_realloc64(0, (unsigned long long)(nSum / RANK_REC + 1) * sizeof(RankBound));
+    if( aBound == 0 ) rc = SQLITE_NOMEM;
+  }
+  f.xRow = rankAheadCb;
+  f.pArg = a;
+  /* ranges holding a dirty rowid, the rest of [1, through] and the rows
+  ** above it are read whole and counted; the clean ranges are bounded */
+  for(i = 0; rc == SQLITE_OK && bFound && i <= nSum / RANK_REC; i++){
+    RankRange r;
+    int bDirty = 0;
+    if( i < nSum / RANK_REC ){
+      rankRangeDecode(&aSum[i * RANK_REC], &r);
+    }else{
+      memset(&r, 0, sizeof(r));
+      r.hi = iThrough;  /* after the last range: no row had the term */
+    }
+    while( iDirty < nDirty && aDirty[iDirty] <= r.hi ){
+      if( aDirty[iDirty] >= lo ) bDirty = 1;
+      iDirty++;
+    }
+    if( bDirty ){
+      rc = rankFeedRun(pFeed, &f, zQuery, lo, r.hi);
+    }else if( r.n > 0 ){
+      double g = 0.0;
+      for(c = 0; c < RANK_NPOINT; c++){
+        if( r.aMaxF[c] > 0 ){
+          double gc = rankG(p, (double)r.aMaxF[c], (double)r.aMinLen[c]);
+          if( gc > g ) g = gc;
+        }
+      }
+      aBound[nBound].g = g;
+      aBound[nBound].lo = lo;
+      aBound[nBound].hi = r.hi;
+      nBound++;
+      nClean += r.n;
+    }
+    lo = r.hi + 1;
+  }
+  if( rc == SQLITE_OK && bFound && iThrough < 0x7fffffffffffffffLL ){
+    rc = rankFeedRun(pFeed, &f, zQuery, iThrough + 1, 0x7fffffffffffffffLL);
+  }
+  nRead = a->nHit;
+  if( rc == SQLITE_OK && bFound ){
+    qsort(aBound, (size_t)nBound, sizeof(RankBound), rankByBound);
+    for(i = 0; rc == SQLITE_OK && i < nBound; i++){
+      if( a->nRow > 0 ) rc = rankFlush(a);
+      if( rc != SQLITE_OK || (a->nTopG == p->k && aBound[i].g < a->cut) ) break;
+      /* Ties or near-ties spread over most ranges (a word in most rows):
+      ** reading range by range would cost more than one pass. */
+      if( (a->nHit - nRead) * RANK_GIVE_UP > nClean ) break;
+      rc = rankFeedRun(pFeed, &f, zQuery, aBound[i].lo, aBound[i].hi);
+    }
+    if( getenv("SESSIONDB_RANK_STATS") ){
+      fprintf(stderr, "summary: %d clean ranges, %d read, %lld rows read, %lld dirty/new\n",
+              nBound, i, (long long)a->nHit, (long long)nRead);
+    }
+    if( i < nBound && !(a->nTopG == p->k && aBound[i].g < a->cut) ){
+      /* gave up: start again, as if nothing had been read */
+      a->nHit = 0;
+      a->nRow = 0;
+      a->nTopG = 0;
+      a->nFlush = nFlush0;
+      a->bCountOnly = 0;
+    }else{
+      a->nHit = nRead + nClean;
+      *pbUsed = 1;
+    }
+  }
+  sqlite3_finalize(pFeed);
+  sqlite3_free(aBound);
+  sqlite3_free(aSum);
+  sqlite3_free(aDirty);
+  sqlite3_free(zTerm);
+  sqlite3_free(zQuery);
+  return rc;
+}
+
 /* rankData returns the per-query state, creating it on the first row. */
 static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
-                    const char *zTable, sqlite3_value *pAllow, sqlite3 *db,
-                    RankData **pp){
+                    const char *zTable, int bTerm, sqlite3_value *pAllow,
+                    sqlite3 *db, RankData **pp){
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
   int i, rc = SQLITE_OK, nPhrase, nCol;
@@ -548,7 +979,10 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
       if( a.sizes.zTable == 0 || a.aTopG == 0 ) rc = SQLITE_NOMEM;
     }
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
-    if( rc == SQLITE_OK ) rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
+    if( rc == SQLITE_OK && bTerm && !bAllow && !a.bCountOnly ){
+      rc = rankFromSummary(pApi, pFts, p, &a, zTable, db, &p->bSummary);
+    }
+    if( rc == SQLITE_OK && !p->bSummary ) rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
     if( rc == SQLITE_OK ){
       double idf = log((nRow - a.nHit + 0.5) / (a.nHit + 0.5));
       if( idf <= 0.0 ) idf = 1e-6;
@@ -672,8 +1106,8 @@ static void rankTop(const RankData *p, sqlite3_context *pCtx){
   }
   z = (char *)&aId[p->nRow + 1];
   for(i = 0; i < p->nRow; i++) aId[p->aRow[i].u.iPlace] = p->aRow[i].iRowid;
-  n += (size_t)sprintf(z, "{\"hits\":%lld,\"size\":%d,\"us\":%lld,\"ids\":[",
-                       (long long)p->nHit, p->aSize[0], (long long)p->nReadUs);
+  n += (size_t)sprintf(z, "{\"hits\":%lld,\"size\":%d,\"us\":%lld,\"seek\":%d,\"ids\":[",
+                       (long long)p->nHit, p->aSize[0], (long long)p->nReadUs, p->bSummary);
   for(i = 0; i < p->nRow; i++){
     n += (size_t)sprintf(&z[n], i ? ",%lld" : "%lld", (long long)aId[i]);
   }
@@ -692,20 +1126,36 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   int k = k64 > 0 && k64 <= RANK_MAX_K ? (int)k64 : 0;  /* 0: score all */
   const char *zTable = nVal > 1 ? (const char *)sqlite3_value_text(apVal[1]) : 0;
   const char *zMode = nVal > 2 ? (const char *)sqlite3_value_text(apVal[2]) : 0;
+  int bTop = zMode && (strcmp(zMode, "top") == 0 || strcmp(zMode, "topterm") == 0);
   double v = 0.0;
   int rc;
 
-  if( zMode && strcmp(zMode, "place") != 0 && strcmp(zMode, "top") != 0 ){
+  if( zMode && strcmp(zMode, "feed") == 0 ){
+    RankFeed *f = nVal > 3 ? (RankFeed *)sqlite3_value_pointer(apVal[3], RANK_FEED) : 0;
+    rc = f ? f->xRow(pApi, pFts, f->pArg) : SQLITE_MISMATCH;
+    if( rc != SQLITE_OK ) sqlite3_result_error_code(pCtx, rc);
+    return;
+  }
+  if( zMode && strcmp(zMode, "ranges") == 0 ){
+    if( nVal != 5 || k64 <= 0 || k64 > 0x7fffffff ){
+      sqlite3_result_error_code(pCtx, SQLITE_MISMATCH);
+      return;
+    }
+    rankRanges(pApi, pFts, pCtx, (int)k64, zTable,
+               sqlite3_value_int64(apVal[3]), sqlite3_value_int64(apVal[4]));
+    return;
+  }
+  if( zMode && !bTop && strcmp(zMode, "place") != 0 ){
     sqlite3_result_error_code(pCtx, SQLITE_ERROR);
     return;
   }
-  if( nVal > 3 && !(zMode && zMode[0] == 't') ){
+  if( nVal > 3 && !bTop ){
     sqlite3_result_error_code(pCtx, SQLITE_ERROR); /* allowed rowids: 'top' only */
     return;
   }
-  rc = rankData(pApi, pFts, k, zTable, nVal > 3 ? apVal[3] : 0,
+  rc = rankData(pApi, pFts, k, zTable, bTop && zMode[3] == 't', nVal > 3 ? apVal[3] : 0,
                 sqlite3_context_db_handle(pCtx), &p);
-  if( rc == SQLITE_OK && zMode && zMode[0] == 't' ){
+  if( rc == SQLITE_OK && bTop ){
     rankTop(p, pCtx);
     return;
   }

@@ -1,0 +1,323 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Range summaries of the word index's frequent terms (DESIGN.md, "Top-k
+// ranking from range summaries"; rank.c reads them).
+
+var ddlRank = schemaSQL("rank.sql")
+
+const (
+	// keyRankThrough is the largest id whose changes the dirty log records.
+	keyRankThrough = "sessiondb_rank_through"
+	// keyRankGone is the seq up to which the dirty log was emptied.
+	keyRankGone = "sessiondb_rank_gone"
+	// rankRec is the size of an encoded range (rank.c's RANK_REC).
+	rankRec = 8 + 4 + 8*8
+)
+
+var (
+	// rankRangeRows is how many rows of a term a range summarizes.
+	rankRangeRows = 64
+	// rankMinDocs is the least number of rows a term is in for a summary
+	// (and at least one in rankMinShare of the rows).
+	rankMinDocs  int64 = 2000
+	rankMinShare int64 = 200
+	// rankRepairMax is how many changed rows a term's summary is mended
+	// range by range; past it, the term is summarized again whole.
+	rankRepairMax = 20000
+)
+
+// rankTables reports whether the file has the summaries' tables.
+func rankTables(ctx context.Context, q querier) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessiondb_rank_terms'").Scan(&n)
+	return n > 0, err
+}
+
+// SummarizeTerms makes (or brings up to date) the range summaries of every
+// term of the word index found in at least rankMinDocs rows: it creates the
+// tables and triggers when missing, reads the index's vocabulary and
+// refreshes each term (refreshRank). It does nothing on a legacy layout,
+// while a backfill is pending (the index lacks rows then), or when no term
+// is that frequent.
+func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
+	if db.legacy() {
+		return nil
+	}
+	if pending, err := db.PendingBackfill(ctx); err != nil || pending > 0 {
+		return err
+	}
+	terms, err := db.frequentTerms(ctx)
+	if err != nil {
+		return db.mapErr("read the index's vocabulary", err)
+	}
+	if len(terms) == 0 {
+		return nil // a small file: one pass over a term's rows is cheap
+	}
+	if err := db.writeTx(ctx, 0, "create term summaries", func(tx *sql.Tx) error {
+		return exec(ctx, tx, ddlRank)
+	}); err != nil {
+		return err
+	}
+	return db.refreshRank(ctx, terms, progress)
+}
+
+// frequentTerms lists the terms of the word index in at least
+// max(rankMinDocs, rows/rankMinShare) rows, read from its vocabulary.
+func (db *DB) frequentTerms(ctx context.Context) ([]string, error) {
+	conn, err := db.read.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.sessiondb_terms USING fts5vocab(main, messages_fts, row)"); err != nil {
+		return nil, err
+	}
+	defer conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp.sessiondb_terms")
+	var rows int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM messages_fts_docsize").Scan(&rows); err != nil {
+		return nil, err
+	}
+	// A term in more than half of the rows is left out: its best rows tie
+	// or nearly tie across most ranges, and one pass over them costs less.
+	return collect(ctx, conn, "SELECT term FROM temp.sessiondb_terms WHERE doc >= ? AND doc <= ? ORDER BY term",
+		max(rankMinDocs, rows/rankMinShare), rows/2)
+}
+
+// refreshRank brings the summaries of terms (every summarized term when
+// nil) up to date: it raises keyRankThrough to the largest id, then for
+// each term, mends the ranges holding rows changed since it was made and
+// extends it to that id, and last empties the dirty log below what every
+// summary has seen. Each term is computed in a read snapshot and written
+// in a short transaction that checks nothing moved meanwhile, so Hermes
+// writes between terms.
+func (db *DB) refreshRank(ctx context.Context, terms []string, progress Progress) error {
+	if err := db.writeTx(ctx, 0, "refresh term summaries", func(tx *sql.Tx) error {
+		var top sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT MAX(id) FROM messages").Scan(&top); err != nil {
+			return err
+		}
+		cur, _, err := metaInt(ctx, tx, keyRankThrough)
+		if err != nil || top.Int64 <= cur {
+			return err
+		}
+		return setMeta(ctx, tx, keyRankThrough, strconv.FormatInt(top.Int64, 10))
+	}); err != nil {
+		return err
+	}
+	if terms == nil {
+		var err error
+		if terms, err = collect(ctx, db.read, "SELECT term FROM sessiondb_rank_terms ORDER BY term"); err != nil {
+			return db.mapErr("read term summaries", err)
+		}
+	}
+	for i, t := range terms {
+		if err := db.refreshTerm(ctx, t); err != nil {
+			return err
+		}
+		if progress != nil {
+			progress(int64(i+1), int64(len(terms)))
+		}
+	}
+	return db.writeTx(ctx, 0, "trim term summaries' log", func(tx *sql.Tx) error {
+		var seen sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT MIN(seen) FROM sessiondb_rank_terms").Scan(&seen); err != nil || !seen.Valid {
+			return err
+		}
+		gone, _, err := metaInt(ctx, tx, keyRankGone)
+		if err != nil || seen.Int64 <= gone {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM sessiondb_rank_dirty WHERE seq <= ?", seen.Int64); err != nil {
+			return err
+		}
+		return setMeta(ctx, tx, keyRankGone, strconv.FormatInt(seen.Int64, 10))
+	})
+}
+
+// rankSummary is one row of sessiondb_rank_terms.
+type rankSummary struct {
+	term          string
+	found         bool
+	through, seen int64
+	ranges        []byte
+}
+
+// refreshTerm brings one term's summary up to date (refreshRank).
+func (db *DB) refreshTerm(ctx context.Context, term string) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		old, next, err := db.nextSummary(ctx, term)
+		if err != nil {
+			return db.mapErr("summarize "+strconv.Quote(term), err)
+		}
+		if next == nil {
+			return nil
+		}
+		moved := false
+		err = db.writeTx(ctx, 0, "summarize "+strconv.Quote(term), func(tx *sql.Tx) error {
+			var now rankSummary
+			err := tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE term = ?", term).Scan(&now.through, &now.seen)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			now.found = err == nil
+			gone, _, err := metaInt(ctx, tx, keyRankGone)
+			if err != nil {
+				return err
+			}
+			// Another process changed it, or emptied the log past what
+			// this one has seen: compute it again.
+			if moved = now.found != old.found || now.through != old.through || now.seen != old.seen || gone > next.seen; moved {
+				return nil
+			}
+			_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO sessiondb_rank_terms (term, through, seen, ranges) VALUES (?, ?, ?, ?)",
+				term, next.through, next.seen, next.ranges)
+			return err
+		})
+		if err != nil || !moved {
+			return err
+		}
+	}
+	return nil
+}
+
+// nextSummary reads term's summary and computes its next one, in one read
+// snapshot; next is nil when it is up to date.
+func (db *DB) nextSummary(ctx context.Context, term string) (old, next *rankSummary, err error) {
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tx.Rollback()
+	old = &rankSummary{term: term}
+	err = tx.QueryRowContext(ctx, "SELECT through, seen, ranges FROM sessiondb_rank_terms WHERE term = ?", term).Scan(&old.through, &old.seen, &old.ranges)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, err
+	}
+	old.found = err == nil
+	next = &rankSummary{term: term}
+	var target int64
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = ?), 0),"+
+		" COALESCE((SELECT MAX(seq) FROM sessiondb_rank_dirty), 0)", keyRankThrough).Scan(&target, &next.seen); err != nil {
+		return nil, nil, err
+	}
+	dirty, err := collectOf[int64](ctx, tx, "SELECT DISTINCT id FROM sessiondb_rank_dirty WHERE seq > ? AND id <= ? ORDER BY id LIMIT ?",
+		old.seen, old.through, rankRepairMax+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old.found && len(dirty) == 0 && old.through >= target {
+		return old, nil, nil
+	}
+	next.through = max(target, old.through)
+	ranges := func(lo, hi int64) ([]byte, error) {
+		var b []byte
+		err := tx.QueryRowContext(ctx, "SELECT sessiondb_bm25(messages_fts, ?, 'messages_fts', 'ranges', ?, ?) FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1",
+			rankRangeRows, lo, hi, quoteTerm(term)).Scan(&b)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil // no row holds it
+		}
+		return b, err
+	}
+	if !old.found || len(dirty) > rankRepairMax || len(old.ranges)%rankRec != 0 {
+		next.ranges, err = ranges(math.MinInt64, next.through)
+		return old, next, err
+	}
+	next.ranges, err = mendRanges(old.ranges, old.through, next.through, dirty, ranges)
+	return old, next, err
+}
+
+// mendRanges returns the ranges of a summary made through `through`, with
+// every range holding a dirty id (or the ids past the last range holding
+// one) summarized again, and extended to target: the last range is
+// summarized again together with the ids above through, so that the ranges
+// a refresh adds do not stay small.
+func mendRanges(old []byte, through, target int64, dirty []int64, ranges func(lo, hi int64) ([]byte, error)) ([]byte, error) {
+	n := len(old) / rankRec
+	his := make([]int64, n)
+	for i := range his {
+		his[i] = int64(binary.LittleEndian.Uint64(old[i*rankRec:]))
+	}
+	out := make([]byte, 0, len(old)+rankRec)
+	lo := int64(math.MinInt64)
+	for i := 0; i <= n; i++ {
+		hi := through
+		if i < n {
+			hi = his[i]
+		}
+		// The last range (or, with none, the ids up to through) takes the
+		// new ids.
+		grow := target > through && i >= n-1
+		if grow {
+			hi = target
+		}
+		j := sort.Search(len(dirty), func(k int) bool { return dirty[k] >= lo })
+		if grow || (j < len(dirty) && dirty[j] <= hi) {
+			b, err := ranges(lo, hi)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b...)
+		} else if i < n {
+			out = append(out, old[i*rankRec:(i+1)*rankRec]...)
+		}
+		if grow {
+			break
+		}
+		lo = hi + 1
+	}
+	return out, nil
+}
+
+// quoteTerm makes a term an FTS5 string.
+func quoteTerm(t string) string {
+	return `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+}
+
+// clearRank empties the summaries, when the file has them, for an index
+// about to be rebuilt: nothing in them would hold for the new one.
+func clearRank(ctx context.Context, tx *sql.Tx) error {
+	if ok, err := rankTables(ctx, tx); err != nil || !ok {
+		return err
+	}
+	return exec(ctx, tx, "DELETE FROM sessiondb_rank_terms", "DELETE FROM sessiondb_rank_dirty",
+		"DELETE FROM state_meta WHERE key IN ('"+keyRankThrough+"', '"+keyRankGone+"')")
+}
+
+// rankLag is how far the summaries may fall behind before the live upkeep
+// (upkeepRank) refreshes them: rows changed below their through (each
+// costs a search one more range to read) and new rows (one pass over the
+// new rows' matches), at least rankLagRows and a rankLagShare-th of the
+// summarized rows.
+var (
+	rankLagDirty       = 32
+	rankLagRows  int64 = 1000
+	rankLagShare int64 = 50
+)
+
+// upkeepRank refreshes the summaries after mergeFTS, when they lag
+// (rankLag). Like mergeFTS it reports nothing: the next pass tries again.
+func (db *DB) upkeepRank(ctx context.Context) {
+	var through, top sql.NullInt64
+	var dirty int
+	err := db.write.QueryRowContext(ctx, "SELECT (SELECT MIN(through) FROM sessiondb_rank_terms), (SELECT MAX(id) FROM messages),"+
+		" (SELECT count(*) FROM (SELECT 1 FROM sessiondb_rank_dirty WHERE seq > (SELECT MIN(seen) FROM sessiondb_rank_terms) LIMIT ?))",
+		rankLagDirty).Scan(&through, &top, &dirty)
+	if err != nil || !through.Valid {
+		return // no summaries
+	}
+	if dirty < rankLagDirty && top.Int64-through.Int64 < max(rankLagRows, through.Int64/rankLagShare) {
+		return
+	}
+	_ = db.refreshRank(ctx, nil, nil)
+}

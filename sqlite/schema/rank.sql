@@ -1,0 +1,39 @@
+-- sessiondb's range summaries of the word index's frequent terms (see
+-- DESIGN.md, "Top-k ranking from range summaries"). A term's summary covers
+-- its rows with id <= through; a row inserted, deleted or updated with an id
+-- at or below state_meta's sessiondb_rank_through is logged in
+-- sessiondb_rank_dirty, whose seq only grows; a summary reflects the log up
+-- to its seen. Plain SQL, so Hermes' process runs the triggers too.
+CREATE TABLE IF NOT EXISTS sessiondb_rank_terms (
+    term TEXT PRIMARY KEY,
+    through INTEGER NOT NULL,
+    seen INTEGER NOT NULL,
+    ranges BLOB NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sessiondb_rank_dirty (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER NOT NULL
+);
+
+CREATE TRIGGER IF NOT EXISTS sessiondb_rank_dirty_insert AFTER INSERT ON messages
+WHEN new.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta
+                         WHERE key = 'sessiondb_rank_through'), -1)
+BEGIN
+    INSERT INTO sessiondb_rank_dirty(id) VALUES (new.id);
+END;
+
+CREATE TRIGGER IF NOT EXISTS sessiondb_rank_dirty_delete AFTER DELETE ON messages
+WHEN old.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta
+                         WHERE key = 'sessiondb_rank_through'), -1)
+BEGIN
+    INSERT INTO sessiondb_rank_dirty(id) VALUES (old.id);
+END;
+
+CREATE TRIGGER IF NOT EXISTS sessiondb_rank_dirty_update
+AFTER UPDATE OF content, tool_name, tool_calls, role ON messages
+WHEN old.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta
+                         WHERE key = 'sessiondb_rank_through'), -1)
+BEGIN
+    INSERT INTO sessiondb_rank_dirty(id) VALUES (old.id);
+END;
