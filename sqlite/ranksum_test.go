@@ -1,9 +1,12 @@
 package sqlite_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
@@ -155,4 +158,114 @@ func TestSearchRankFromSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSummaries(t, s, "rebuilt", queries, true)
+}
+
+// TestRankRangesBoundEveryRow checks the summary sessiondb_bm25's 'ranges'
+// makes against the rows themselves: ranges in rowid order cover the ids
+// asked for, each counts its rows of the term exactly, and every row is
+// beaten by a point of its range's frontier (as frequent or more, as short
+// or shorter), also when more distinct rows than the frontier holds share
+// a range and its points must be merged.
+func TestRankRangesBoundEveryRow(t *testing.T) {
+	s := sbOpen(t)
+	s.session("s1", "cli")
+	rng := rand.New(rand.NewSource(5))
+	tx, err := s.raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3000; i++ {
+		text := strings.Repeat("filler ", rng.Intn(40))
+		if i%3 != 0 {
+			// frequencies and lengths that rarely beat each other
+			f := 1 + rng.Intn(30)
+			text += strings.Repeat("kilo ", f) + strings.Repeat("pad ", f*3+rng.Intn(50))
+		}
+		if _, err := tx.Exec(`INSERT INTO messages(session_id, role, content, timestamp) VALUES ('s1', 'user', ?, ?)`, text, 1700000000+i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ id, f, n int64 }
+	var rows []row
+	q, err := s.raw.Query(`SELECT m.rowid, length(m.content) - length(replace(m.content, 'kilo ', 'kilo')), d.sz
+		FROM messages_fts m JOIN messages_fts_docsize d ON d.id = m.rowid WHERE messages_fts MATCH 'kilo' ORDER BY m.rowid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q.Next() {
+		var r row
+		var sz []byte
+		if err := q.Scan(&r.id, &r.f, &sz); err != nil {
+			t.Fatal(err)
+		}
+		for len(sz) > 0 { // one varint per column
+			v, n := uvarintFTS(sz)
+			r.n += v
+			sz = sz[n:]
+		}
+		rows = append(rows, r)
+	}
+	q.Close()
+	for _, per := range []int{1, 7, 64, 500} {
+		for _, span := range [][2]int64{{-1 << 62, 1 << 40}, {rows[10].id, rows[900].id}, {rows[5].id + 1, rows[5].id + 1}} {
+			var blob []byte
+			if err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(messages_fts, %d, 'messages_fts', 'ranges', ?, ?) FROM messages_fts WHERE messages_fts MATCH 'kilo' LIMIT 1", per),
+				span[0], span[1]).Scan(&blob); err != nil {
+				t.Fatal(err)
+			}
+			lo, i, ranges := span[0], 0, 0
+			for ; len(blob) >= 76; blob = blob[76:] {
+				hi := int64(binary.LittleEndian.Uint64(blob))
+				n := int(int32(binary.LittleEndian.Uint32(blob[8:])))
+				got := 0
+				for ; i < len(rows) && rows[i].id <= hi; i++ {
+					r := rows[i]
+					if r.id < lo {
+						continue
+					}
+					got++
+					beaten := false
+					for p := 0; p < 8; p++ {
+						f := int64(int32(binary.LittleEndian.Uint32(blob[12+8*p:])))
+						l := int64(int32(binary.LittleEndian.Uint32(blob[16+8*p:])))
+						beaten = beaten || (f >= r.f && l <= r.n)
+					}
+					if !beaten {
+						t.Errorf("%d a range, [%d, %d]: row %d (f %d, %d tokens) beaten by no point of (%d, %d]", per, span[0], span[1], r.id, r.f, r.n, lo-1, hi)
+					}
+				}
+				if got != n || (n > per) {
+					t.Errorf("%d a range, [%d, %d]: range (%d, %d] counts %d rows, holds %d", per, span[0], span[1], lo-1, hi, n, got)
+				}
+				lo = hi + 1
+				ranges++
+			}
+			if len(blob) != 0 || (ranges > 0 && lo-1 != span[1]) {
+				t.Errorf("%d a range, [%d, %d]: %d bytes left over, last range ends at %d", per, span[0], span[1], len(blob), lo-1)
+			}
+			for ; i < len(rows) && rows[i].id <= span[1]; i++ {
+				if rows[i].id >= span[0] {
+					t.Errorf("%d a range, [%d, %d]: row %d in no range", per, span[0], span[1], rows[i].id)
+				}
+			}
+		}
+	}
+}
+
+// uvarintFTS reads one of SQLite's big-endian varints.
+func uvarintFTS(b []byte) (int64, int) {
+	var v int64
+	for i := 0; i < 9 && i < len(b); i++ {
+		if i == 8 {
+			return v<<8 | int64(b[i]), 9
+		}
+		v = v<<7 | int64(b[i]&0x7f)
+		if b[i]&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return v, len(b)
 }

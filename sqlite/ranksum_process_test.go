@@ -1,0 +1,65 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/testenv"
+	"github.com/sessiondb/sessiondb/sqlite"
+)
+
+// TestPythonChangesUnderTermSummaries: a Hermes process (Python's SQLite,
+// 3.40 on Debian 12) deletes, rewrites and appends rows of a file with term
+// summaries, as replace_messages does; our triggers run in its process, it
+// keeps an intact file, and our searches still equal bm25, read from the
+// summaries.
+func TestPythonChangesUnderTermSummaries(t *testing.T) {
+	python := testenv.Python(t, "to play a Hermes process changing rows")
+	sqlite.SetRankSummaryScale(t, 50, 8)
+	s := rankScaleStore(t)
+	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	const script = `
+import json, sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+q = lambda s, *a: con.execute(s, a).fetchone()[0]
+# Without the cjk tokenizer, as Hermes does: mark the CJK index stale, drop its triggers.
+con.execute("BEGIN IMMEDIATE")
+con.execute("INSERT INTO state_meta(key,value) VALUES('fts_cjk_stale','1') ON CONFLICT(key) DO UPDATE SET value=excluded.value")
+for s in ("insert", "delete", "update"):
+    con.execute("DROP TRIGGER IF EXISTS messages_fts_cjk_" + s)
+con.execute("COMMIT")
+con.execute("BEGIN IMMEDIATE")
+best = [r[0] for r in con.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'quebec' ORDER BY rank LIMIT 12")]
+con.execute("DELETE FROM messages WHERE id IN (%s)" % ",".join(str(i) for i in best))
+con.execute("UPDATE messages SET content = 'romeo romeo romeo quebec' WHERE id IN (10, 5000)")
+for i in range(30):
+    con.execute("INSERT INTO messages (session_id, role, content, timestamp, active) VALUES ('s1', 'user', ?, ?, 1)",
+                ("quebec romeo %d" % i, 1900000000 + i))
+con.execute("COMMIT")
+print(json.dumps({"version": sqlite3.sqlite_version, "dirty": q("SELECT count(*) FROM sessiondb_rank_dirty"),
+                  "integrity": q("PRAGMA integrity_check")}))
+`
+	cmd := exec.Command(python, "-c", script, s.db.Path())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("python3 failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	var py struct {
+		Version   string
+		Dirty     int
+		Integrity string
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &py); err != nil {
+		t.Fatalf("python output: %v\n%s", err, stdout.String())
+	}
+	t.Logf("Python's SQLite %s", py.Version)
+	if py.Dirty != 14 || py.Integrity != "ok" {
+		t.Fatalf("after Python's changes: %d rows logged (want 14: 12 deleted, 2 rewritten), integrity %q", py.Dirty, py.Integrity)
+	}
+	checkSummaries(t, s, "after Python's changes", []string{"quebec", "romeo"}, true)
+}
