@@ -184,6 +184,9 @@ func Diagnose(ctx context.Context, path string, full bool) (*Diagnosis, error) {
 				"sessiondb optimize")
 		}
 	}
+	if objs.has("sessiondb_rank_terms") {
+		d.add(rankCheck(ctx, db, full))
+	}
 	if _, ok := meta[keyStale]; ok {
 		d.add("fts_stale", CheckFail, "the word and trigram indexes were detached after an error; search is scanning", "sessiondb rebuild-fts")
 	}

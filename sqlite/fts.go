@@ -233,6 +233,9 @@ func ensureCJK(ctx context.Context, tx *sql.Tx, objs schemaObjects, restore bool
 		}
 		return exec(ctx, tx, ddlCJK, ddlCJKTriggers)
 	}
+	if err := clearRank(ctx, tx, "messages_fts_cjk"); err != nil {
+		return err
+	}
 	if err := dropTriggers(ctx, tx, ftsCJKTriggers...); err != nil {
 		return err
 	}

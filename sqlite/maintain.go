@@ -30,7 +30,7 @@ func (db *DB) resetFTS(ctx context.Context, op string) error {
 }
 
 func resetCurrentFTS(ctx context.Context, tx *sql.Tx) error {
-	if err := clearRank(ctx, tx); err != nil {
+	if err := clearRank(ctx, tx, ""); err != nil {
 		return err
 	}
 	if err := dropTriggers(ctx, tx, append(append([]string{}, ftsTriggers...), ftsCJKTriggers...)...); err != nil {
@@ -164,6 +164,12 @@ func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, er
 			return nil, err
 		}
 		rep.Optimized++
+	}
+	// The term summaries are made again whole (a damaged one included).
+	if err := db.writeTx(ctx, 0, "clear term summaries", func(tx *sql.Tx) error {
+		return clearRank(ctx, tx, "")
+	}); err != nil {
+		return nil, err
 	}
 	if err := db.SummarizeTerms(ctx, nil); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite"
 )
 
 // TestSearchRankEqualsBM25 checks that a rank-ordered search page is the
@@ -19,7 +20,7 @@ func TestSearchRankEqualsBM25(t *testing.T) {
 	checkRankEqualsBM25(t, "messages_fts", " ", []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
 		"india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"},
 		[]string{"alpha", "bravo", "papa", "golf", "alpha bravo", `"alpha bravo"`,
-			"oscar OR papa", "alpha NOT bravo", "jul*", "delta echo foxtrot"})
+			"oscar OR papa", "alpha NOT bravo", "jul*", "delta echo foxtrot", "kilo", "mike"})
 }
 
 // TestSearchRankEqualsBM25CJK is the same on the bigram index, with CJK
@@ -28,7 +29,7 @@ func TestSearchRankEqualsBM25(t *testing.T) {
 func TestSearchRankEqualsBM25CJK(t *testing.T) {
 	checkRankEqualsBM25(t, "messages_fts_cjk", "", []string{"项目", "数据", "日志", "部署", "服务", "测试", "迁移", "配置",
 		"网络", "存储", "监控", "告警", "缓存", "队列", "权限", "备份"},
-		[]string{"项目", "数据", "备份", "部署", "项目数据", "数据日志部署", "项目 数据"})
+		[]string{"项目", "数据", "备份", "部署", "项目数据", "数据日志部署", "项目 数据", "监控", "缓存"})
 }
 
 // checkRankEqualsBM25 fills a store with 1,500 messages of words (joined by
@@ -104,15 +105,38 @@ func checkRankEqualsBM25(t *testing.T, table, sep string, words, queries []strin
 		{Limit: 60},
 		{Limit: 10, Sources: []string{"telegram"}},
 	}
-	for _, q := range queries {
-		for _, o := range options {
-			got := []string{}
-			for _, h := range s.search(t, q, o) {
-				got = append(got, fmt.Sprint(h.ID), sbSnippet(h))
-			}
-			if w := want(q, o); !reflect.DeepEqual(got, w) {
-				t.Errorf("Search(%q, limit %d offset %d sources %v)\n got %v\nwant %v", q, o.Limit, o.Offset, o.Sources, got, w)
+	compare := func(stage string) {
+		t.Helper()
+		for _, q := range queries {
+			for _, o := range options {
+				got := []string{}
+				for _, h := range s.search(t, q, o) {
+					got = append(got, fmt.Sprint(h.ID), sbSnippet(h))
+				}
+				if w := want(q, o); !reflect.DeepEqual(got, w) {
+					t.Errorf("%sSearch(%q, limit %d offset %d sources %v)\n got %v\nwant %v", stage, q, o.Limit, o.Offset, o.Sources, got, w)
+				}
 			}
 		}
 	}
+	compare("")
+	// The same with range summaries of the index's terms (ranges of 8
+	// rows); some one-word query must be answered from one.
+	sqlite.SetRankSummaryScale(t, 100, 8)
+	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	used := 0
+	for _, q := range queries {
+		if strings.ContainsAny(q, ` *"`) {
+			continue // not one phrase, or a prefix
+		}
+		if _, _, u := topIDsOf(t, s, table, sessiondb.QuoteTokens(q), 20, true); u {
+			used++
+		}
+	}
+	if used == 0 {
+		t.Errorf("no query of %v answered from a summary", queries)
+	}
+	compare("with summaries: ")
 }

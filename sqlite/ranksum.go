@@ -5,14 +5,15 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// Range summaries of the word index's frequent terms (DESIGN.md, "Top-k
-// ranking from range summaries"; rank.c reads them).
+// Range summaries of the frequent terms of the word and CJK indexes
+// (DESIGN.md, "Top-k ranking from range summaries"; rank.c reads them).
 
 var ddlRank = schemaSQL("rank.sql")
 
@@ -30,7 +31,7 @@ var (
 	rankRangeRows = 64
 	// rankMinDocs is the least number of rows a term is in for a summary
 	// (and at least one in rankMinShare of the rows).
-	rankMinDocs  int64 = 2000
+	rankMinDocs  int64 = 10000
 	rankMinShare int64 = 200
 	// rankRepairMax is how many changed rows a term's summary is mended
 	// range by range; past it, the term is summarized again whole.
@@ -44,10 +45,15 @@ func rankTables(ctx context.Context, q querier) (bool, error) {
 	return n > 0, err
 }
 
+// rankKey names a summary: an index (its FTS5 table) and a term of it.
+type rankKey struct{ fts, term string }
+
+func (k rankKey) String() string { return k.fts + " " + strconv.Quote(k.term) }
+
 // SummarizeTerms makes (or brings up to date) the range summaries of every
-// term of the word index found in at least rankMinDocs rows: it creates the
-// tables and triggers when missing, reads the index's vocabulary and
-// refreshes each term (refreshRank). It does nothing on a legacy layout,
+// term of the word and CJK indexes found in at least rankMinDocs rows: it
+// creates the tables and triggers when missing, reads the indexes'
+// vocabularies and refreshes each term (refreshRank). It does nothing on a legacy layout,
 // while a backfill is pending (the index lacks rows then), or when no term
 // is that frequent.
 func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
@@ -57,9 +63,22 @@ func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
 	if pending, err := db.PendingBackfill(ctx); err != nil || pending > 0 {
 		return err
 	}
-	terms, err := db.frequentTerms(ctx)
+	tables, err := presentFTS(ctx, db.read)
 	if err != nil {
 		return db.mapErr("read the index's vocabulary", err)
+	}
+	var terms []rankKey
+	for _, t := range tables {
+		if t == "messages_fts_trigram" {
+			continue // queried by substrings, never one token
+		}
+		words, err := db.frequentTerms(ctx, t)
+		if err != nil {
+			return db.mapErr("read the vocabulary of "+t, err)
+		}
+		for _, w := range words {
+			terms = append(terms, rankKey{t, w})
+		}
 	}
 	if len(terms) == 0 {
 		return nil // a small file: one pass over a term's rows is cheap
@@ -72,20 +91,23 @@ func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
 	return db.refreshRank(ctx, terms, progress)
 }
 
-// frequentTerms lists the terms of the word index in at least
+// frequentTerms lists the terms of index fts in at least
 // max(rankMinDocs, rows/rankMinShare) rows, read from its vocabulary.
-func (db *DB) frequentTerms(ctx context.Context) ([]string, error) {
+func (db *DB) frequentTerms(ctx context.Context, fts string) ([]string, error) {
 	conn, err := db.read.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.sessiondb_terms USING fts5vocab(main, messages_fts, row)"); err != nil {
+	if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS temp.sessiondb_terms"); err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE VIRTUAL TABLE temp.sessiondb_terms USING fts5vocab(main, "+fts+", row)"); err != nil {
 		return nil, err
 	}
 	defer conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp.sessiondb_terms")
 	var rows int64
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM messages_fts_docsize").Scan(&rows); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+fts+"_docsize").Scan(&rows); err != nil {
 		return nil, err
 	}
 	// A term in more than half of the rows is left out: its best rows tie
@@ -101,7 +123,7 @@ func (db *DB) frequentTerms(ctx context.Context) ([]string, error) {
 // summary has seen. Each term is computed in a read snapshot and written
 // in a short transaction that checks nothing moved meanwhile, so Hermes
 // writes between terms.
-func (db *DB) refreshRank(ctx context.Context, terms []string, progress Progress) error {
+func (db *DB) refreshRank(ctx context.Context, terms []rankKey, progress Progress) error {
 	if err := db.writeTx(ctx, 0, "refresh term summaries", func(tx *sql.Tx) error {
 		var top sql.NullInt64
 		if err := tx.QueryRowContext(ctx, "SELECT MAX(id) FROM messages").Scan(&top); err != nil {
@@ -116,8 +138,20 @@ func (db *DB) refreshRank(ctx context.Context, terms []string, progress Progress
 		return err
 	}
 	if terms == nil {
-		var err error
-		if terms, err = collect(ctx, db.read, "SELECT term FROM sessiondb_rank_terms ORDER BY term"); err != nil {
+		rows, err := db.read.QueryContext(ctx, "SELECT fts, term FROM sessiondb_rank_terms ORDER BY fts, term")
+		if err != nil {
+			return db.mapErr("read term summaries", err)
+		}
+		for rows.Next() {
+			var k rankKey
+			if err := rows.Scan(&k.fts, &k.term); err != nil {
+				rows.Close()
+				return err
+			}
+			terms = append(terms, k)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return db.mapErr("read term summaries", err)
 		}
 	}
@@ -147,26 +181,25 @@ func (db *DB) refreshRank(ctx context.Context, terms []string, progress Progress
 
 // rankSummary is one row of sessiondb_rank_terms.
 type rankSummary struct {
-	term          string
 	found         bool
 	through, seen int64
 	ranges        []byte
 }
 
 // refreshTerm brings one term's summary up to date (refreshRank).
-func (db *DB) refreshTerm(ctx context.Context, term string) error {
+func (db *DB) refreshTerm(ctx context.Context, k rankKey) error {
 	for attempt := 0; attempt < 3; attempt++ {
-		old, next, err := db.nextSummary(ctx, term)
+		old, next, err := db.nextSummary(ctx, k)
 		if err != nil {
-			return db.mapErr("summarize "+strconv.Quote(term), err)
+			return db.mapErr("summarize "+k.String(), err)
 		}
 		if next == nil {
 			return nil
 		}
 		moved := false
-		err = db.writeTx(ctx, 0, "summarize "+strconv.Quote(term), func(tx *sql.Tx) error {
+		err = db.writeTx(ctx, 0, "summarize "+k.String(), func(tx *sql.Tx) error {
 			var now rankSummary
-			err := tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE term = ?", term).Scan(&now.through, &now.seen)
+			err := tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", k.fts, k.term).Scan(&now.through, &now.seen)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
@@ -180,8 +213,8 @@ func (db *DB) refreshTerm(ctx context.Context, term string) error {
 			if moved = now.found != old.found || now.through != old.through || now.seen != old.seen || gone > next.seen; moved {
 				return nil
 			}
-			_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO sessiondb_rank_terms (term, through, seen, ranges) VALUES (?, ?, ?, ?)",
-				term, next.through, next.seen, next.ranges)
+			_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO sessiondb_rank_terms (fts, term, through, seen, ranges) VALUES (?, ?, ?, ?, ?)",
+				k.fts, k.term, next.through, next.seen, next.ranges)
 			return err
 		})
 		if err != nil || !moved {
@@ -191,21 +224,21 @@ func (db *DB) refreshTerm(ctx context.Context, term string) error {
 	return nil
 }
 
-// nextSummary reads term's summary and computes its next one, in one read
+// nextSummary reads k's summary and computes its next one, in one read
 // snapshot; next is nil when it is up to date.
-func (db *DB) nextSummary(ctx context.Context, term string) (old, next *rankSummary, err error) {
+func (db *DB) nextSummary(ctx context.Context, k rankKey) (old, next *rankSummary, err error) {
 	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer tx.Rollback()
-	old = &rankSummary{term: term}
-	err = tx.QueryRowContext(ctx, "SELECT through, seen, ranges FROM sessiondb_rank_terms WHERE term = ?", term).Scan(&old.through, &old.seen, &old.ranges)
+	old = &rankSummary{}
+	err = tx.QueryRowContext(ctx, "SELECT through, seen, ranges FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", k.fts, k.term).Scan(&old.through, &old.seen, &old.ranges)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, err
 	}
 	old.found = err == nil
-	next = &rankSummary{term: term}
+	next = &rankSummary{}
 	var target int64
 	if err := tx.QueryRowContext(ctx, "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = ?), 0),"+
 		" COALESCE((SELECT MAX(seq) FROM sessiondb_rank_dirty), 0)", keyRankThrough).Scan(&target, &next.seen); err != nil {
@@ -222,8 +255,8 @@ func (db *DB) nextSummary(ctx context.Context, term string) (old, next *rankSumm
 	next.through = max(target, old.through)
 	ranges := func(lo, hi int64) ([]byte, error) {
 		var b []byte
-		err := tx.QueryRowContext(ctx, "SELECT sessiondb_bm25(messages_fts, ?, 'messages_fts', 'ranges', ?, ?) FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1",
-			rankRangeRows, lo, hi, quoteTerm(term)).Scan(&b)
+		err := tx.QueryRowContext(ctx, fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, ?, '%[1]s', 'ranges', ?, ?) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", k.fts),
+			rankRangeRows, lo, hi, quoteTerm(k.term)).Scan(&b)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil // no row holds it
 		}
@@ -284,12 +317,18 @@ func quoteTerm(t string) string {
 	return `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 }
 
-// clearRank empties the summaries, when the file has them, for an index
-// about to be rebuilt: nothing in them would hold for the new one.
-func clearRank(ctx context.Context, tx *sql.Tx) error {
+// clearRank deletes the summaries of index fts ("" for every index), when
+// the file has them, for an index about to be rebuilt: nothing in them
+// would hold for the new one.
+func clearRank(ctx context.Context, tx *sql.Tx, fts string) error {
 	if ok, err := rankTables(ctx, tx); err != nil || !ok {
 		return err
 	}
+	if fts != "" {
+		_, err := tx.ExecContext(ctx, "DELETE FROM sessiondb_rank_terms WHERE fts = ?", fts)
+		return err
+	}
+	// No summary left: the log stops (no through) and is emptied.
 	return exec(ctx, tx, "DELETE FROM sessiondb_rank_terms", "DELETE FROM sessiondb_rank_dirty",
 		"DELETE FROM state_meta WHERE key IN ('"+keyRankThrough+"', '"+keyRankGone+"')")
 }
@@ -320,4 +359,63 @@ func (db *DB) upkeepRank(ctx context.Context) {
 		return
 	}
 	_ = db.refreshRank(ctx, nil, nil)
+}
+
+// rankCheck is doctor's check of the term summaries: every range without a
+// logged change must count the rows the index holds there. It checks the
+// three largest summaries, every one when full.
+func rankCheck(ctx context.Context, db *sql.DB, full bool) (name, status, detail, fix string) {
+	name, fix = "term summaries", "sessiondb optimize"
+	limit := 3
+	if full {
+		limit = -1
+	}
+	type summary struct {
+		rankKey
+		through, seen int64
+		ranges        []byte
+	}
+	var all []summary
+	rows, err := db.QueryContext(ctx, "SELECT fts, term, through, seen, ranges FROM sessiondb_rank_terms ORDER BY length(ranges) DESC LIMIT ?", limit)
+	if err != nil {
+		return name, CheckFail, err.Error(), fix
+	}
+	for rows.Next() {
+		var s summary
+		if err := rows.Scan(&s.fts, &s.term, &s.through, &s.seen, &s.ranges); err != nil {
+			rows.Close()
+			return name, CheckFail, err.Error(), fix
+		}
+		all = append(all, s)
+	}
+	rows.Close()
+	ranges := 0
+	for _, s := range all {
+		if len(s.ranges)%rankRec != 0 {
+			return name, CheckFail, fmt.Sprintf("%s: %d bytes, not whole ranges", s, len(s.ranges)), fix
+		}
+		dirty, err := collectOf[int64](ctx, db, "SELECT DISTINCT id FROM sessiondb_rank_dirty WHERE seq > ? AND id <= ? ORDER BY id", s.seen, s.through)
+		if err != nil {
+			return name, CheckFail, err.Error(), fix
+		}
+		lo := int64(math.MinInt64)
+		for b := s.ranges; len(b) > 0; b = b[rankRec:] {
+			hi := int64(binary.LittleEndian.Uint64(b))
+			n := int64(int32(binary.LittleEndian.Uint32(b[8:])))
+			if j := sort.Search(len(dirty), func(k int) bool { return dirty[k] >= lo }); j == len(dirty) || dirty[j] > hi {
+				var got int64
+				err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+s.fts+" WHERE "+s.fts+" MATCH ? AND rowid BETWEEN ? AND ?",
+					quoteTerm(s.term), lo, hi).Scan(&got)
+				if err != nil {
+					return name, CheckFail, err.Error(), fix
+				}
+				if got != n {
+					return name, CheckFail, fmt.Sprintf("%s: ids %d to %d counted %d rows, the index holds %d (searches for it would rank wrongly)", s, lo, hi, n, got), fix
+				}
+				ranges++
+			}
+			lo = hi + 1
+		}
+	}
+	return name, CheckOK, fmt.Sprintf("%d ranges of %d terms agree with the index", ranges, len(all)), ""
 }

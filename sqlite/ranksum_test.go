@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,13 +18,18 @@ import (
 // for q and K: the ids of the K best rows, ties included, and whether they
 // came from the term's range summary.
 func topIDs(t *testing.T, s *sbStore, q string, k int, term bool) (ids []int64, hits int64, summary bool) {
+	return topIDsOf(t, s, "messages_fts", q, k, term)
+}
+
+// topIDsOf is topIDs on index table.
+func topIDsOf(t *testing.T, s *sbStore, table, q string, k int, term bool) (ids []int64, hits int64, summary bool) {
 	t.Helper()
 	mode := "top"
 	if term {
 		mode = "topterm"
 	}
 	var x string
-	if err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(messages_fts, %d, 'messages_fts', '%s') FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", k, mode), q).Scan(&x); err != nil {
+	if err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s') FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", table, k, mode), q).Scan(&x); err != nil {
 		t.Fatalf("%s %q K=%d: %v", mode, q, k, err)
 	}
 	var v struct {
@@ -84,7 +90,7 @@ func TestSearchRankFromSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var terms []string
-	rows, err := s.raw.Query("SELECT term FROM sessiondb_rank_terms ORDER BY term")
+	rows, err := s.raw.Query("SELECT term FROM sessiondb_rank_terms WHERE fts = 'messages_fts' ORDER BY term")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +164,27 @@ func TestSearchRankFromSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSummaries(t, s, "rebuilt", queries, true)
+
+	// doctor checks them against the index; optimize makes them again.
+	if c := diagnose(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckOK {
+		t.Errorf("doctor on sound summaries: %+v", c)
+	}
+	// (doctor checks the largest three; --full, every one)
+	var largest string
+	if err := s.raw.QueryRow(`SELECT term FROM sessiondb_rank_terms ORDER BY length(ranges) DESC LIMIT 1`).Scan(&largest); err != nil {
+		t.Fatal(err)
+	}
+	s.exec(t, `UPDATE sessiondb_rank_terms SET ranges = CAST(substr(ranges, 1, 8) || x'7f000000' || substr(ranges, 13) AS BLOB) WHERE term = ?`, largest)
+	if c := diagnose(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckFail || !strings.Contains(c.Detail, strconv.Quote(largest)) || c.Fix != "sessiondb optimize" {
+		t.Errorf("doctor on a wrong count: %+v", c)
+	}
+	if _, err := s.db.Optimize(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if c := diagnose(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckOK {
+		t.Errorf("doctor after optimize: %+v", c)
+	}
+	checkSummaries(t, s, "optimized", queries, true)
 }
 
 // TestRankRangesBoundEveryRow checks the summary sessiondb_bm25's 'ranges'

@@ -338,6 +338,13 @@ var phraseNotPhrase = regexp.MustCompile(`^(` + phraseRE + `) NOT (` + phraseRE 
 // phraseRE is one bare word or one quoted string.
 const phraseRE = `(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)`
 
+// oneBigram reports whether q, quoted or not, is two CJK characters: one
+// token of the CJK index.
+func oneBigram(q string) bool {
+	r := []rune(strings.Trim(q, `"`))
+	return len(r) == 2 && fts5cjk.IsCJK(r[0]) && fts5cjk.IsCJK(r[1])
+}
+
 // errIncomplete: matchRanked cannot vouch for its page; score every match.
 var errIncomplete = errors.New("ranked page incomplete")
 
@@ -388,7 +395,11 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	if m := phraseNotPhrase.FindStringSubmatch(q); m != nil {
 		pos, not = m[1], m[2]
 	}
-	if (one || not != "") && !strings.HasSuffix(pos, "*") && table == "messages_fts" {
+	top := table == "messages_fts" && (one || not != "") && !strings.HasSuffix(pos, "*")
+	// On the CJK index only one bigram: its range summary may answer (for
+	// longer runs, few rows each, the statement below is faster).
+	top = top || (table == "messages_fts_cjk" && one && oneBigram(q))
+	if top {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
 			return nil, err

@@ -756,12 +756,12 @@ static int rankByBound(const void *pA, const void *pB){
 ** through that changed after it was made (dirty rows past its seen),
 ** ascending. *pbFound is 0 when there is no usable
 ** summary: no such table or term, or too many dirty rows. */
-static int rankSummaryRead(sqlite3 *db, const char *zTerm, int *pbFound,
+static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm, int *pbFound,
                            sqlite3_int64 *piThrough, unsigned char **pa, int *pn,
                            sqlite3_int64 **paDirty, int *pnDirty){
   sqlite3_stmt *pStmt = 0;
   char *zSql;
-  int rc, nAlloc = 0;
+  int rc, nAlloc = 0, bCJK;
   sqlite3_int64 iSeen = 0;
   *pbFound = 0;
   *pa = 0;
@@ -769,10 +769,9 @@ static int rankSummaryRead(sqlite3 *db, const char *zTerm, int *pbFound,
   *paDirty = 0;
   *pnDirty = 0;
   zSql = sqlite3_mprintf("SELECT through, ranges, seen, (SELECT count(*) FROM (SELECT 1 FROM sessiondb_rank_dirty"
-                         " WHERE seq > t.seen LIMIT %d)) FROM sessiondb_rank_terms AS t WHERE term = ?1"
+                         " WHERE seq > t.seen LIMIT %d)) FROM sessiondb_rank_terms AS t WHERE fts = ?2 AND term = ?1"
                          /* a backfill or a stale index: the index lacks rows */
-                         " AND NOT EXISTS (SELECT 1 FROM state_meta"
-                         " WHERE key IN ('fts_rebuild_high_water', 'fts_stale'))",
+                         " AND NOT EXISTS (SELECT 1 FROM state_meta WHERE key IN (?3, ?4))",
                          RANK_MAX_DIRTY + 1);
   if( zSql == 0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
@@ -780,6 +779,10 @@ static int rankSummaryRead(sqlite3 *db, const char *zTerm, int *pbFound,
   if( rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT ) return rc;
   if( rc != SQLITE_OK ) return SQLITE_OK;  /* no summaries in this file */
   sqlite3_bind_text(pStmt, 1, zTerm, -1, 0);
+  sqlite3_bind_text(pStmt, 2, zTable, -1, 0);
+  bCJK = strcmp(zTable, "messages_fts_cjk") == 0;
+  sqlite3_bind_text(pStmt, 3, bCJK ? "fts_cjk_rebuild_high_water" : "fts_rebuild_high_water", -1, 0);
+  sqlite3_bind_text(pStmt, 4, bCJK ? "fts_cjk_stale" : "fts_stale", -1, 0);
   rc = sqlite3_step(pStmt);
   if( rc == SQLITE_ROW && sqlite3_column_int64(pStmt, 3) <= RANK_MAX_DIRTY
       && sqlite3_column_bytes(pStmt, 1) % RANK_REC == 0 ){
@@ -837,7 +840,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   *pbUsed = 0;
   zQuery = rankTermQuery(pApi, pFts, &zTerm, &rc);
   if( zQuery == 0 ) return rc;
-  rc = rankSummaryRead(db, zTerm, &bFound, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
+  rc = rankSummaryRead(db, zTable, zTerm, &bFound, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
   if( rc == SQLITE_OK && bFound ) rc = rankFeedPrepare(db, zTable, &pFeed);
   if( rc == SQLITE_OK && bFound ){
     aBound = (RankBound *)sqlite3_realloc64(0, (unsigned long long)(nSum / RANK_REC + 1) * sizeof(RankBound));

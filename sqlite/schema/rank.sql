@@ -1,14 +1,17 @@
--- sessiondb's range summaries of the word index's frequent terms (see
+-- sessiondb's range summaries of the frequent terms of the word and CJK
+-- indexes (fts: the index's table; see
 -- DESIGN.md, "Top-k ranking from range summaries"). A term's summary covers
 -- its rows with id <= through; a row inserted, deleted or updated with an id
 -- at or below state_meta's sessiondb_rank_through is logged in
 -- sessiondb_rank_dirty, whose seq only grows; a summary reflects the log up
 -- to its seen. Plain SQL, so Hermes' process runs the triggers too.
 CREATE TABLE IF NOT EXISTS sessiondb_rank_terms (
-    term TEXT PRIMARY KEY,
+    fts TEXT NOT NULL,
+    term TEXT NOT NULL,
     through INTEGER NOT NULL,
     seen INTEGER NOT NULL,
-    ranges BLOB NOT NULL
+    ranges BLOB NOT NULL,
+    PRIMARY KEY (fts, term)
 );
 
 CREATE TABLE IF NOT EXISTS sessiondb_rank_dirty (
