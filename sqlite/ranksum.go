@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
 // Range summaries of the frequent terms of the word and CJK indexes
@@ -77,7 +80,11 @@ func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
 			return db.mapErr("read the vocabulary of "+t, err)
 		}
 		for _, w := range words {
-			terms = append(terms, rankKey{t, w})
+			// The CJK index also holds the Latin words, which are searched
+			// in the word index: only its bigrams are worth a summary.
+			if r, _ := utf8.DecodeRuneInString(w); t != "messages_fts_cjk" || fts5cjk.IsCJK(r) {
+				terms = append(terms, rankKey{t, w})
+			}
 		}
 	}
 	if len(terms) == 0 {
