@@ -1,6 +1,10 @@
 package sqlite
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
+)
 
 // setUntilEnd sets *p to v and puts the old value back when the test ends.
 func setUntilEnd[T any](tb testing.TB, p *T, v T) {
@@ -93,4 +97,6 @@ func SetRankSummaryScale(tb testing.TB, minDocs int64, rows int) {
 	setUntilEnd(tb, &rankMinDocs, minDocs)
 	setUntilEnd(tb, &rankMinShare, 1<<62)
 	setUntilEnd(tb, &rankRangeRows, rows)
+	old := fts5cjk.SetRangeReadCost(0) // small tables: a summary always answers
+	tb.Cleanup(func() { fts5cjk.SetRangeReadCost(old) })
 }

@@ -535,10 +535,12 @@ typedef struct RankRange {
 ** of the range is beaten by one of them (no more frequent, no shorter), so
 ** that bm25's g of every row is at most the best g of a point (g rises
 ** with f and falls with the length). Points the row beats are dropped;
-** when full, two neighbours become one point beating both (the larger f,
-** the shorter length). */
-static void rankFrontAdd(RankRange *r, int f, int nTok){
-  int i, j, n = 0;
+** when full, the two neighbours whose union (the larger f, the shorter
+** length), a point beating both, has the least g at the file's current
+** average length p->avgdl become that point: the bound grows least. */
+static void rankFrontAdd(const RankData *p, RankRange *r, int f, int nTok){
+  int i, j, n = 0, iMin = 0;
+  double gMin = 0.0;
   for(i = 0; i < RANK_NPOINT && r->aMaxF[i] > 0; i++){
     if( r->aMaxF[i] >= f && r->aMinLen[i] <= nTok ) return; /* beaten */
   }
@@ -550,10 +552,17 @@ static void rankFrontAdd(RankRange *r, int f, int nTok){
     }
   }
   if( n == RANK_NPOINT ){
-    /* points 0 and 1 (the least frequent) become one */
-    if( r->aMinLen[1] < r->aMinLen[0] ) r->aMinLen[0] = r->aMinLen[1];
-    r->aMaxF[0] = r->aMaxF[1];
-    for(i = 1; i < n - 1; i++){
+    for(i = 0; i < n - 1; i++){
+      int l = r->aMinLen[i] < r->aMinLen[i + 1] ? r->aMinLen[i] : r->aMinLen[i + 1];
+      double g = rankG(p, (double)r->aMaxF[i + 1], (double)l);
+      if( i == 0 || g < gMin ){
+        gMin = g;
+        iMin = i;
+      }
+    }
+    if( r->aMinLen[iMin + 1] < r->aMinLen[iMin] ) r->aMinLen[iMin] = r->aMinLen[iMin + 1];
+    r->aMaxF[iMin] = r->aMaxF[iMin + 1];
+    for(i = iMin + 1; i < n - 1; i++){
       r->aMaxF[i] = r->aMaxF[i + 1];
       r->aMinLen[i] = r->aMinLen[i + 1];
     }
@@ -663,6 +672,7 @@ static char *rankTermQuery(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 
 /* RankBuild accumulates the ranges of a term's rows (rankBuildCb). */
 typedef struct RankBuild {
+  RankData p;         /* p.avgdl only: the file's average row length */
   int nPer;           /* rows per range */
   RankRange cur;
   unsigned char *a;   /* encoded ranges */
@@ -697,7 +707,7 @@ static int rankBuildCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
   rc = pApi->xColumnSize(pFts, -1, &nTok);
   if( rc != SQLITE_OK ) return rc;
   if( f < 1 ) f = 1;
-  rankFrontAdd(&b->cur, f, nTok);
+  rankFrontAdd(&b->p, &b->cur, f, nTok);
   b->cur.n++;
   b->cur.hi = pApi->xRowid(pFts);
   if( b->cur.n >= b->nPer ) return rankBuildPush(b);
@@ -720,6 +730,15 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   memset(&b, 0, sizeof(b));
   b.nPer = nPer;
   b.db = db;
+  {
+    /* for the frontier's merges only (a heuristic): 1.0 if unknown */
+    sqlite3_int64 nRow = 0, nToken = 0;
+    if( pApi->xRowCount(pFts, &nRow) != SQLITE_OK
+        || pApi->xColumnTotalSize(pFts, -1, &nToken) != SQLITE_OK || nRow <= 0 || nToken <= 0 ){
+      nRow = nToken = 1;
+    }
+    b.p.avgdl = (double)nToken / (double)nRow;
+  }
   f.xRow = rankBuildCb;
   f.pArg = &b;
   zQuery = rankTermQuery(pApi, pFts, &zTerm, &rc);
@@ -740,6 +759,10 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   }
   sqlite3_free(b.a);
 }
+
+/* reading a range costs about as much as a pass over this many rows (a
+** variable so that tests on small tables can make summaries answer) */
+int fts5cjk_rank_range_rows = 500;
 
 /* RankBound is a clean range and the largest g its rows can have. */
 typedef struct RankBound {
@@ -887,6 +910,15 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   nRead = a->nHit;
   if( rc == SQLITE_OK && bFound ){
     qsort(aBound, (size_t)nBound, sizeof(RankBound), rankByBound);
+    /* The ranges that will be read are about those whose bound reaches
+    ** the K-th best bound: when the rows tie or nearly tie across many
+    ** ranges, one pass over all the rows costs less. */
+    if( nBound >= p->k ){
+      double bk = rankCut(aBound[p->k - 1].g);
+      int nNeed = p->k;
+      while( nNeed < nBound && aBound[nNeed].g >= bk ) nNeed++;
+      if( (sqlite3_int64)nNeed * fts5cjk_rank_range_rows > nClean ) nBound = -1;
+    }
     for(i = 0; rc == SQLITE_OK && i < nBound; i++){
       if( a->nRow > 0 ) rc = rankFlush(a);
       if( rc != SQLITE_OK || (a->nTopG == p->k && aBound[i].g < a->cut) ) break;
@@ -899,7 +931,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
       fprintf(stderr, "summary: %d clean ranges, %d read, %lld rows read, %lld dirty/new\n",
               nBound, i, (long long)a->nHit, (long long)nRead);
     }
-    if( i < nBound && !(a->nTopG == p->k && aBound[i].g < a->cut) ){
+    if( nBound < 0 || (i < nBound && !(a->nTopG == p->k && aBound[i].g < a->cut)) ){
       /* gave up: start again, as if nothing had been read */
       a->nHit = 0;
       a->nRow = 0;

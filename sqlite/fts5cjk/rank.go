@@ -2,6 +2,7 @@ package fts5cjk
 
 /*
 extern int fts5cjk_rank_flush_min;
+extern int fts5cjk_rank_range_rows;
 */
 import "C"
 
@@ -12,5 +13,15 @@ import "C"
 func setRankFlushMin(n int) int {
 	old := int(C.fts5cjk_rank_flush_min)
 	C.fts5cjk_rank_flush_min = C.int(n)
+	return old
+}
+
+// SetRangeReadCost sets what sessiondb_bm25 reckons reading one range of a
+// term's summary costs, in rows of a pass over all of them (rank.c), and
+// returns the previous value. With 0 a summary always answers; tests on
+// small tables use it. Not safe while a query runs.
+func SetRangeReadCost(rows int) int {
+	old := int(C.fts5cjk_rank_range_rows)
+	C.fts5cjk_rank_range_rows = C.int(rows)
 	return old
 }
