@@ -338,6 +338,14 @@ var phraseNotPhrase = regexp.MustCompile(`^(` + phraseRE + `) NOT (` + phraseRE 
 // phraseRE is one bare word or one quoted string.
 const phraseRE = `(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)`
 
+// summarized reports whether term of index table has a range summary
+// (no when the file has none, or on any error: the other route answers).
+func (s *searcher) summarized(ctx context.Context, table, term string) bool {
+	var n int
+	err := s.db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", table, term).Scan(&n)
+	return err == nil && n > 0
+}
+
 // oneBigram reports whether q, quoted or not, is two CJK characters: one
 // token of the CJK index.
 func oneBigram(q string) bool {
@@ -364,9 +372,9 @@ const rankSlack = 8
 // within those K rows, and errIncomplete otherwise.
 //
 // A query of the word index of one phrase that is not a prefix goes to
-// matchTop (measured on the CJK indexes, whose phrases are runs of several
-// bigrams with few matches, it was slower than the statement below): the
-// function
+// matchTop, and so does one bigram on the CJK index, which may have a
+// range summary (for runs of several bigrams with few matches matchTop was
+// slower than the statement below): the function
 // finds the K best in one read of the phrase's rows and returns their ids,
 // and only those rows are read again. When filtered-out rows leave the
 // page short within the K best, matchTop asks again with a larger K, from
@@ -396,9 +404,9 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		pos, not = m[1], m[2]
 	}
 	top := table == "messages_fts" && (one || not != "") && !strings.HasSuffix(pos, "*")
-	// On the CJK index only one bigram: its range summary may answer (for
-	// longer runs, few rows each, the statement below is faster).
-	top = top || (table == "messages_fts_cjk" && one && oneBigram(q))
+	// On the CJK index only one bigram with a range summary: otherwise the
+	// statement below is faster there (runs of bigrams with few matches).
+	top = top || (table == "messages_fts_cjk" && one && oneBigram(q) && s.summarized(ctx, table, strings.Trim(q, `"`)))
 	if top {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
