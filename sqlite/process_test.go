@@ -303,16 +303,8 @@ func TestPythonOpensOurFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(python, "-c", pythonScript, path, sid)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("python3 failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
 	var py pythonResult
-	if err := json.Unmarshal(stdout.Bytes(), &py); err != nil {
-		t.Fatalf("python output: %v\n%s", err, stdout.String())
-	}
+	runPythonJSON(t, &py, python, pythonScript, path, sid)
 	t.Logf("python sqlite %s; insert with CJK triggers and no tokenizer: %s", py.SQLiteVersion, py.InsertWithCJKTriggers)
 	if py.Integrity != "ok" || py.IntegrityAfter != "ok" {
 		t.Errorf("python integrity_check = %q before, %q after", py.Integrity, py.IntegrityAfter)
@@ -807,25 +799,32 @@ for n in ("messages_fts", "messages_fts_trigram"):
         out["integrity"][n] = str(e)
 print(json.dumps(out))
 `
-	cmd := exec.Command(python, "-c", script, path, sid)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("python3 failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
 	var py struct {
 		Version   string
 		Found     map[string]int
 		Segments  map[string]int
 		Integrity map[string]string
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &py); err != nil {
-		t.Fatalf("python output: %v\n%s", err, stdout.String())
-	}
+	runPythonJSON(t, &py, python, script, path, sid)
 	t.Logf("python sqlite %s: segments %v", py.Version, py.Segments)
 	for _, n := range []string{"messages_fts", "messages_fts_trigram"} {
 		if py.Found[n] != 200 || py.Integrity[n] != "ok" {
 			t.Errorf("SQLite %s under the bulk merge settings: %s finds %d of 200, integrity-check %q", py.Version, n, py.Found[n], py.Integrity[n])
 		}
+	}
+}
+
+// runPythonJSON runs script with python and args, and decodes what it
+// prints, one JSON value, into v.
+func runPythonJSON(t *testing.T, v any, python, script string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("python3 failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
+		t.Fatalf("python output: %v\n%s", err, stdout.String())
 	}
 }

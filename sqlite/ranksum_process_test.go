@@ -1,9 +1,6 @@
 package sqlite_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"os/exec"
 	"testing"
 
 	"github.com/sessiondb/sessiondb/internal/testenv"
@@ -43,20 +40,12 @@ con.execute("COMMIT")
 print(json.dumps({"version": sqlite3.sqlite_version, "dirty": q("SELECT count(*) FROM sessiondb_rank_dirty"),
                   "integrity": q("PRAGMA integrity_check")}))
 `
-	cmd := exec.Command(python, "-c", script, s.db.Path())
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("python3 failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
 	var py struct {
 		Version   string
 		Dirty     int
 		Integrity string
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &py); err != nil {
-		t.Fatalf("python output: %v\n%s", err, stdout.String())
-	}
+	runPythonJSON(t, &py, python, script, s.db.Path())
 	t.Logf("Python's SQLite %s", py.Version)
 	if py.Dirty != 14 || py.Integrity != "ok" {
 		t.Fatalf("after Python's changes: %d rows logged (want 14: 12 deleted, 2 rewritten), integrity %q", py.Dirty, py.Integrity)
