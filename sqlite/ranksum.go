@@ -260,17 +260,21 @@ func (db *DB) nextSummary(ctx context.Context, k rankKey) (old, next *rankSummar
 		return old, nil, nil
 	}
 	next.through = max(target, old.through)
-	ranges := func(lo, hi int64) ([]byte, error) {
+	ranges := func(spans []int64) ([]byte, error) {
+		text := make([]string, len(spans))
+		for i, v := range spans {
+			text[i] = strconv.FormatInt(v, 10)
+		}
 		var b []byte
-		err := tx.QueryRowContext(ctx, fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, ?, '%[1]s', 'ranges', ?, ?) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", k.fts),
-			rankRangeRows, lo, hi, quoteTerm(k.term)).Scan(&b)
+		err := tx.QueryRowContext(ctx, fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, ?, '%[1]s', 'ranges', ?) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", k.fts),
+			rankRangeRows, strings.Join(text, ","), quoteTerm(k.term)).Scan(&b)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil // no row holds it
 		}
 		return b, err
 	}
 	if !old.found || len(dirty) > rankRepairMax || len(old.ranges)%rankRec != 0 {
-		next.ranges, err = ranges(math.MinInt64, next.through)
+		next.ranges, err = ranges([]int64{math.MinInt64, next.through})
 		return old, next, err
 	}
 	next.ranges, err = mendRanges(old.ranges, old.through, next.through, dirty, ranges)
@@ -281,14 +285,18 @@ func (db *DB) nextSummary(ctx context.Context, k rankKey) (old, next *rankSummar
 // every range holding a dirty id (or the ids past the last range holding
 // one) summarized again, and extended to target: the last range is
 // summarized again together with the ids above through, so that the ranges
-// a refresh adds do not stay small.
-func mendRanges(old []byte, through, target int64, dirty []int64, ranges func(lo, hi int64) ([]byte, error)) ([]byte, error) {
+// a refresh adds do not stay small. ranges summarizes spans (lo, hi, lo,
+// hi, ...) in one call.
+func mendRanges(old []byte, through, target int64, dirty []int64, ranges func(spans []int64) ([]byte, error)) ([]byte, error) {
 	n := len(old) / rankRec
 	his := make([]int64, n)
 	for i := range his {
 		his[i] = int64(binary.LittleEndian.Uint64(old[i*rankRec:]))
 	}
-	out := make([]byte, 0, len(old)+rankRec)
+	// slot i covers (his[i-1], his[i]]; slot n the ids after the last
+	// range up to through. redo[i]: slot i is summarized again.
+	var spans []int64
+	redo := make([]bool, n+1)
 	lo := int64(math.MinInt64)
 	for i := 0; i <= n; i++ {
 		hi := through
@@ -303,18 +311,33 @@ func mendRanges(old []byte, through, target int64, dirty []int64, ranges func(lo
 		}
 		j := sort.Search(len(dirty), func(k int) bool { return dirty[k] >= lo })
 		if grow || (j < len(dirty) && dirty[j] <= hi) {
-			b, err := ranges(lo, hi)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, b...)
-		} else if i < n {
-			out = append(out, old[i*rankRec:(i+1)*rankRec]...)
+			redo[i] = true
+			spans = append(spans, lo, hi)
 		}
 		if grow {
+			redo = redo[:i+1]
 			break
 		}
 		lo = hi + 1
+	}
+	fresh, err := ranges(spans)
+	if err != nil || len(spans) == 0 {
+		return old, err
+	}
+	out := make([]byte, 0, len(old)+len(fresh))
+	for i, s := range redo {
+		if !s {
+			if i < n { // slot n is no range
+				out = append(out, old[i*rankRec:(i+1)*rankRec]...)
+			}
+			continue
+		}
+		hi := spans[1]
+		spans = spans[2:]
+		for len(fresh) >= rankRec && int64(binary.LittleEndian.Uint64(fresh)) <= hi {
+			out = append(out, fresh[:rankRec]...)
+			fresh = fresh[rankRec:]
+		}
 	}
 	return out, nil
 }

@@ -150,6 +150,14 @@ func TestSearchRankFromSummaries(t *testing.T) {
 	}
 	checkSummaries(t, s, "refreshed", queries, true)
 
+	// Rows deleted in the middle, nothing appended: a refresh mends those
+	// ranges only.
+	s.exec(t, `DELETE FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'romeo' AND rowid BETWEEN 3000 AND 6000 LIMIT 5)`)
+	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkSummaries(t, s, "deleted, refreshed", queries, true)
+
 	// More changed rows than a search reads range by range: a pass over
 	// every row answers, the same.
 	s.exec(t, `UPDATE messages SET content = content || ' quebec' WHERE id % 97 = 3`)
@@ -239,8 +247,8 @@ func TestRankRangesBoundEveryRow(t *testing.T) {
 	for _, per := range []int{1, 7, 64, 500} {
 		for _, span := range [][2]int64{{-1 << 62, 1 << 40}, {rows[10].id, rows[900].id}, {rows[5].id + 1, rows[5].id + 1}} {
 			var blob []byte
-			if err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(messages_fts, %d, 'messages_fts', 'ranges', ?, ?) FROM messages_fts WHERE messages_fts MATCH 'kilo' LIMIT 1", per),
-				span[0], span[1]).Scan(&blob); err != nil {
+			if err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(messages_fts, %d, 'messages_fts', 'ranges', ?) FROM messages_fts WHERE messages_fts MATCH 'kilo' LIMIT 1", per),
+				fmt.Sprintf("%d,%d", span[0], span[1])).Scan(&blob); err != nil {
 				t.Fatal(err)
 			}
 			lo, i, ranges := span[0], 0, 0

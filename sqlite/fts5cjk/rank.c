@@ -65,9 +65,9 @@
 ** knows the query is one token and not a prefix (FTS5 does not tell a
 ** prefix apart): when that term has a range summary (below), it reads only
 ** the rows that can rank instead of all of them, and says so ("seek":1).
-** sessiondb_bm25(tbl, R, 'name', 'ranges', lo, hi), on the first row of a
-** one-token query, returns the summary of its rows in [lo, hi], in ranges
-** of R rows (a blob). sessiondb_bm25(tbl, 0, '', 'feed', p) hands the row
+** sessiondb_bm25(tbl, R, 'name', 'ranges', 'lo,hi,...'), on the first row
+** of a one-token query, returns the summary of its rows in each rowid span,
+** in ranges of R rows (a blob). sessiondb_bm25(tbl, 0, '', 'feed', p) hands the row
 ** to the C callback p (a pointer of type "sessiondb_rank_feed"): how the
 ** two read a rowid range of the term.
 **
@@ -714,19 +714,21 @@ static int rankBuildCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
   return SQLITE_OK;
 }
 
-/* rankRanges answers sessiondb_bm25(tbl, R, 'tbl', 'ranges', lo, hi) on the
-** first row of a query of one token: the summary of the token's rows with
-** lo <= rowid <= hi, in ranges of R rows, the last one ending at hi (an
-** empty blob when no row has it). */
+/* rankRanges answers sessiondb_bm25(tbl, R, 'tbl', 'ranges', spans) on the
+** first row of a query of one token, spans a text "lo,hi,lo,hi,..." of
+** ascending disjoint rowid spans: the summary of the token's rows in each
+** span, in ranges of R rows, a span's last one ending at its hi (nothing
+** for a span where no row has it). */
 static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                        sqlite3_context *pCtx, int nPer, const char *zTable,
-                       sqlite3_int64 lo, sqlite3_int64 hi){
+                       const char *zSpans){
   sqlite3 *db = sqlite3_context_db_handle(pCtx);
   sqlite3_stmt *pStmt = 0;
   RankBuild b;
   RankFeed f;
   char *zTerm = 0, *zQuery;
-  int rc;
+  sqlite3_int64 *aSpan = 0;
+  int rc, nSpan = 0, i;
   memset(&b, 0, sizeof(b));
   b.nPer = nPer;
   b.db = db;
@@ -744,11 +746,17 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   zQuery = rankTermQuery(pApi, pFts, &zTerm, &rc);
   if( zQuery == 0 && rc == SQLITE_OK ) rc = SQLITE_MISMATCH; /* not one token */
   if( rc == SQLITE_OK && (nPer <= 0 || zTable == 0) ) rc = SQLITE_MISMATCH;
+  if( rc == SQLITE_OK ) rc = zSpans ? rankParseAllowed(zSpans, &aSpan, &nSpan) : SQLITE_MISMATCH;
+  if( rc == SQLITE_OK && nSpan % 2 != 0 ) rc = SQLITE_MISMATCH;
   if( rc == SQLITE_OK ) rc = rankFeedPrepare(db, zTable, &pStmt);
-  if( rc == SQLITE_OK ) rc = rankFeedRun(pStmt, &f, zQuery, lo, hi);
-  if( rc == SQLITE_OK && b.cur.n > 0 ) rc = rankBuildPush(&b);
-  /* the last range ends at hi, so that the ranges cover [lo, hi] */
-  if( rc == SQLITE_OK && b.n > 0 ) rankPut(&b.a[b.n - RANK_REC], hi, 8);
+  for(i = 0; rc == SQLITE_OK && i < nSpan; i += 2){
+    int n0 = b.n;
+    rc = rankFeedRun(pStmt, &f, zQuery, aSpan[i], aSpan[i + 1]);
+    if( rc == SQLITE_OK && b.cur.n > 0 ) rc = rankBuildPush(&b);
+    /* a span's last range ends at its hi, so that its ranges cover it */
+    if( rc == SQLITE_OK && b.n > n0 ) rankPut(&b.a[b.n - RANK_REC], aSpan[i + 1], 8);
+  }
+  sqlite3_free(aSpan);
   sqlite3_finalize(pStmt);
   sqlite3_free(zTerm);
   sqlite3_free(zQuery);
@@ -1172,12 +1180,11 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     return;
   }
   if( zMode && strcmp(zMode, "ranges") == 0 ){
-    if( nVal != 5 || k64 <= 0 || k64 > 0x7fffffff ){
+    if( nVal != 4 || k64 <= 0 || k64 > 0x7fffffff ){
       sqlite3_result_error_code(pCtx, SQLITE_MISMATCH);
       return;
     }
-    rankRanges(pApi, pFts, pCtx, (int)k64, zTable,
-               sqlite3_value_int64(apVal[3]), sqlite3_value_int64(apVal[4]));
+    rankRanges(pApi, pFts, pCtx, (int)k64, zTable, (const char *)sqlite3_value_text(apVal[3]));
     return;
   }
   if( zMode && !bTop && strcmp(zMode, "place") != 0 ){
