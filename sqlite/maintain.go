@@ -139,6 +139,7 @@ type MaintenanceReport struct {
 	Converted     bool   `json:"converted"`      // a legacy layout was converted
 	Backfilled    int64  `json:"backfilled_ids"` // message ids indexed by the backfill
 	Optimized     int    `json:"optimized"`      // FTS indexes merged into one segment
+	Summarized    int    `json:"summarized"`     // terms with a range summary after it
 	Vacuumed      bool   `json:"vacuumed"`
 	VacuumSkipped string `json:"vacuum_skipped,omitempty"` // why VACUUM did not run
 	SizeBefore    int64  `json:"size_before"`
@@ -173,6 +174,9 @@ func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, er
 	}
 	if err := db.SummarizeTerms(ctx, nil); err != nil {
 		return nil, err
+	}
+	if ok, err := rankTables(ctx, db.read); err == nil && ok {
+		db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms").Scan(&rep.Summarized)
 	}
 	if vacuum {
 		if err := db.vacuum(ctx, rep); err != nil {

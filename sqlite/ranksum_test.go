@@ -186,8 +186,13 @@ func TestSearchRankFromSummaries(t *testing.T) {
 	if c := diagnose(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckFail || !strings.Contains(c.Detail, strconv.Quote(largest)) || c.Fix != "sessiondb optimize" {
 		t.Errorf("doctor on a wrong count: %+v", c)
 	}
-	if _, err := s.db.Optimize(ctx, false); err != nil {
+	rep, err := s.db.Optimize(ctx, false)
+	if err != nil {
 		t.Fatal(err)
+	}
+	var all int
+	if err := s.raw.QueryRow("SELECT count(*) FROM sessiondb_rank_terms").Scan(&all); err != nil || rep.Summarized != all || all < len(terms) {
+		t.Errorf("optimize reports %d terms summarized; the file has %d (%v), at least %d of the word index", rep.Summarized, all, err, len(terms))
 	}
 	if c := diagnose(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckOK {
 		t.Errorf("doctor after optimize: %+v", c)
