@@ -773,16 +773,7 @@ func TestPythonWritesUnderBulkMergePolicy(t *testing.T) {
 		rawExec(t, raw, "INSERT INTO "+tbl+"("+tbl+", rank) VALUES('crisismerge', 128)")
 	}
 	raw.Close()
-	const script = `
-import json, sqlite3, sys
-con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
-q = lambda s: con.execute(s).fetchone()[0]
-# Without the cjk tokenizer, as Hermes does: mark the CJK index stale, drop its triggers.
-con.execute("BEGIN IMMEDIATE")
-con.execute("INSERT INTO state_meta(key,value) VALUES('fts_cjk_stale','1') ON CONFLICT(key) DO UPDATE SET value=excluded.value")
-for s in ("insert", "delete", "update"):
-    con.execute("DROP TRIGGER IF EXISTS messages_fts_cjk_" + s)
-con.execute("COMMIT")
+	const script = pythonWithoutCJK + `q = lambda s: con.execute(s).fetchone()[0]
 for i in range(200):
     con.execute("BEGIN IMMEDIATE")
     con.execute("INSERT INTO messages (session_id, role, content, timestamp, active) VALUES (?, 'user', ?, ?, 1)",
@@ -828,3 +819,16 @@ func runPythonJSON(t *testing.T, v any, python, script string, args ...string) {
 		t.Fatalf("python output: %v\n%s", err, stdout.String())
 	}
 }
+
+// pythonWithoutCJK opens the file named by the first argument as a Hermes
+// process without the cjk_unicode61 tokenizer does before its writes: it
+// marks the CJK index stale and drops its triggers.
+const pythonWithoutCJK = `
+import json, sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+con.execute("BEGIN IMMEDIATE")
+con.execute("INSERT INTO state_meta(key,value) VALUES('fts_cjk_stale','1') ON CONFLICT(key) DO UPDATE SET value=excluded.value")
+for s in ("insert", "delete", "update"):
+    con.execute("DROP TRIGGER IF EXISTS messages_fts_cjk_" + s)
+con.execute("COMMIT")
+`

@@ -56,9 +56,9 @@ func (k rankKey) String() string { return k.fts + " " + strconv.Quote(k.term) }
 // SummarizeTerms makes (or brings up to date) the range summaries of every
 // term of the word and CJK indexes found in at least rankMinDocs rows: it
 // creates the tables and triggers when missing, reads the indexes'
-// vocabularies and refreshes each term (refreshRank). It does nothing on a legacy layout,
-// while a backfill is pending (the index lacks rows then), or when no term
-// is that frequent.
+// vocabularies and refreshes each term (refreshRank). It does nothing on a
+// legacy layout, while a backfill is pending (the index lacks rows then),
+// or when no term is that frequent.
 func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
 	if db.legacy() {
 		return nil

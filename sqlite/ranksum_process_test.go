@@ -19,16 +19,7 @@ func TestPythonChangesUnderTermSummaries(t *testing.T) {
 	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	const script = `
-import json, sqlite3, sys
-con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
-q = lambda s, *a: con.execute(s, a).fetchone()[0]
-# Without the cjk tokenizer, as Hermes does: mark the CJK index stale, drop its triggers.
-con.execute("BEGIN IMMEDIATE")
-con.execute("INSERT INTO state_meta(key,value) VALUES('fts_cjk_stale','1') ON CONFLICT(key) DO UPDATE SET value=excluded.value")
-for s in ("insert", "delete", "update"):
-    con.execute("DROP TRIGGER IF EXISTS messages_fts_cjk_" + s)
-con.execute("COMMIT")
+	const script = pythonWithoutCJK + `q = lambda s, *a: con.execute(s, a).fetchone()[0]
 con.execute("BEGIN IMMEDIATE")
 best = [r[0] for r in con.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'quebec' ORDER BY rank LIMIT 12")]
 con.execute("DELETE FROM messages WHERE id IN (%s)" % ",".join(str(i) for i in best))

@@ -879,8 +879,9 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   }
   f.xRow = rankAheadCb;
   f.pArg = a;
-  /* ranges holding a dirty rowid, the rest of [1, through] and the rows
-  ** above it are read whole and counted; the clean ranges are bounded */
+  /* ranges holding a dirty rowid (and the ids after the last range, up to
+  ** through, when one of them is dirty) and the rows above through are
+  ** read whole and counted; the clean ranges are bounded */
   for(i = 0; rc == SQLITE_OK && bFound && i <= nSum / RANK_REC; i++){
     RankRange r;
     int bDirty = 0;
