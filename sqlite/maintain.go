@@ -73,7 +73,8 @@ func (db *DB) RebuildFTS(ctx context.Context, progress Progress) error {
 	if err := db.Backfill(ctx, progress); err != nil {
 		return err
 	}
-	return db.SummarizeTerms(ctx, nil)
+	_, err := db.SummarizeTerms(ctx, nil)
+	return err
 }
 
 // OptimizeStorage moves a legacy (pre-v23) file to the external-content
@@ -123,7 +124,7 @@ func (db *DB) OptimizeStorage(ctx context.Context, progress Progress, vacuum boo
 	}); err != nil {
 		return nil, err
 	}
-	if err := db.SummarizeTerms(ctx, nil); err != nil {
+	if _, err := db.SummarizeTerms(ctx, nil); err != nil {
 		return nil, err
 	}
 	if vacuum {
@@ -172,11 +173,8 @@ func (db *DB) Optimize(ctx context.Context, vacuum bool) (*MaintenanceReport, er
 	}); err != nil {
 		return nil, err
 	}
-	if err := db.SummarizeTerms(ctx, nil); err != nil {
+	if rep.Summarized, err = db.SummarizeTerms(ctx, nil); err != nil {
 		return nil, err
-	}
-	if ok, err := rankTables(ctx, db.read); err == nil && ok {
-		db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms").Scan(&rep.Summarized)
 	}
 	if vacuum {
 		if err := db.vacuum(ctx, rep); err != nil {

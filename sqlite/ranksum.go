@@ -56,19 +56,20 @@ func (k rankKey) String() string { return k.fts + " " + strconv.Quote(k.term) }
 // SummarizeTerms makes (or brings up to date) the range summaries of every
 // term of the word and CJK indexes found in at least rankMinDocs rows: it
 // creates the tables and triggers when missing, reads the indexes'
-// vocabularies and refreshes each term (refreshRank). It does nothing on a
-// legacy layout, while a backfill is pending (the index lacks rows then),
-// or when no term is that frequent.
-func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
+// vocabularies and refreshes each term (refreshRank), and returns how many
+// terms it summarized. It does nothing on a legacy layout, while a
+// backfill is pending (the index lacks rows then), or when no term is that
+// frequent.
+func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) (int, error) {
 	if db.legacy() {
-		return nil
+		return 0, nil
 	}
 	if pending, err := db.PendingBackfill(ctx); err != nil || pending > 0 {
-		return err
+		return 0, err
 	}
 	tables, err := presentFTS(ctx, db.read)
 	if err != nil {
-		return db.mapErr("read the index's vocabulary", err)
+		return 0, db.mapErr("read the index's vocabulary", err)
 	}
 	var terms []rankKey
 	for _, t := range tables {
@@ -77,7 +78,7 @@ func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
 		}
 		words, err := db.frequentTerms(ctx, t)
 		if err != nil {
-			return db.mapErr("read the vocabulary of "+t, err)
+			return 0, db.mapErr("read the vocabulary of "+t, err)
 		}
 		for _, w := range words {
 			// The CJK index also holds the Latin words, which are searched
@@ -88,14 +89,14 @@ func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) error {
 		}
 	}
 	if len(terms) == 0 {
-		return nil // a small file: one pass over a term's rows is cheap
+		return 0, nil // a small file: one pass over a term's rows is cheap
 	}
 	if err := db.writeTx(ctx, 0, "create term summaries", func(tx *sql.Tx) error {
 		return exec(ctx, tx, ddlRank)
 	}); err != nil {
-		return err
+		return 0, err
 	}
-	return db.refreshRank(ctx, terms, progress)
+	return len(terms), db.refreshRank(ctx, terms, progress)
 }
 
 // frequentTerms lists the terms of index fts in at least
@@ -193,6 +194,23 @@ type rankSummary struct {
 	ranges        []byte
 }
 
+// changed returns the ids, ascending, of the rows at or below the
+// summary's through logged as changed after it was made (at most limit;
+// -1: all).
+func (s *rankSummary) changed(ctx context.Context, q querier, limit int) ([]int64, error) {
+	return collectOf[int64](ctx, q, "SELECT DISTINCT id FROM sessiondb_rank_dirty WHERE seq > ? AND id <= ? ORDER BY id LIMIT ?",
+		s.seen, s.through, limit)
+}
+
+// changedIn reports whether one of the ascending ids lies in [lo, hi].
+func changedIn(ids []int64, lo, hi int64) bool {
+	j := sort.Search(len(ids), func(k int) bool { return ids[k] >= lo })
+	return j < len(ids) && ids[j] <= hi
+}
+
+// rangeHi is the last id an encoded range covers.
+func rangeHi(rec []byte) int64 { return int64(binary.LittleEndian.Uint64(rec)) }
+
 // refreshTerm brings one term's summary up to date (refreshRank).
 func (db *DB) refreshTerm(ctx context.Context, k rankKey) error {
 	for attempt := 0; attempt < 3; attempt++ {
@@ -251,8 +269,7 @@ func (db *DB) nextSummary(ctx context.Context, k rankKey) (old, next *rankSummar
 		" COALESCE((SELECT MAX(seq) FROM sessiondb_rank_dirty), 0)", keyRankThrough).Scan(&target, &next.seen); err != nil {
 		return nil, nil, err
 	}
-	dirty, err := collectOf[int64](ctx, tx, "SELECT DISTINCT id FROM sessiondb_rank_dirty WHERE seq > ? AND id <= ? ORDER BY id LIMIT ?",
-		old.seen, old.through, rankRepairMax+1)
+	dirty, err := old.changed(ctx, tx, rankRepairMax+1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -291,7 +308,7 @@ func mendRanges(old []byte, through, target int64, dirty []int64, ranges func(sp
 	n := len(old) / rankRec
 	his := make([]int64, n)
 	for i := range his {
-		his[i] = int64(binary.LittleEndian.Uint64(old[i*rankRec:]))
+		his[i] = rangeHi(old[i*rankRec:])
 	}
 	// slot i covers (his[i-1], his[i]]; slot n the ids after the last
 	// range up to through. redo[i]: slot i is summarized again.
@@ -309,8 +326,7 @@ func mendRanges(old []byte, through, target int64, dirty []int64, ranges func(sp
 		if grow {
 			hi = target
 		}
-		j := sort.Search(len(dirty), func(k int) bool { return dirty[k] >= lo })
-		if grow || (j < len(dirty) && dirty[j] <= hi) {
+		if grow || changedIn(dirty, lo, hi) {
 			redo[i] = true
 			spans = append(spans, lo, hi)
 		}
@@ -334,7 +350,7 @@ func mendRanges(old []byte, through, target int64, dirty []int64, ranges func(sp
 		}
 		hi := spans[1]
 		spans = spans[2:]
-		for len(fresh) >= rankRec && int64(binary.LittleEndian.Uint64(fresh)) <= hi {
+		for len(fresh) >= rankRec && rangeHi(fresh) <= hi {
 			out = append(out, fresh[:rankRec]...)
 			fresh = fresh[rankRec:]
 		}
@@ -402,8 +418,7 @@ func rankCheck(ctx context.Context, db *sql.DB, full bool) (name, status, detail
 	}
 	type summary struct {
 		rankKey
-		through, seen int64
-		ranges        []byte
+		rankSummary
 	}
 	var all []summary
 	rows, err := db.QueryContext(ctx, "SELECT fts, term, through, seen, ranges FROM sessiondb_rank_terms ORDER BY length(ranges) DESC LIMIT ?", limit)
@@ -424,15 +439,15 @@ func rankCheck(ctx context.Context, db *sql.DB, full bool) (name, status, detail
 		if len(s.ranges)%rankRec != 0 {
 			return name, CheckFail, fmt.Sprintf("%s: %d bytes, not whole ranges", s, len(s.ranges)), fix
 		}
-		dirty, err := collectOf[int64](ctx, db, "SELECT DISTINCT id FROM sessiondb_rank_dirty WHERE seq > ? AND id <= ? ORDER BY id", s.seen, s.through)
+		dirty, err := s.changed(ctx, db, -1)
 		if err != nil {
 			return name, CheckFail, err.Error(), fix
 		}
 		lo := int64(math.MinInt64)
 		for b := s.ranges; len(b) > 0; b = b[rankRec:] {
-			hi := int64(binary.LittleEndian.Uint64(b))
+			hi := rangeHi(b)
 			n := int64(int32(binary.LittleEndian.Uint32(b[8:])))
-			if j := sort.Search(len(dirty), func(k int) bool { return dirty[k] >= lo }); j == len(dirty) || dirty[j] > hi {
+			if !changedIn(dirty, lo, hi) {
 				var got int64
 				err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+s.fts+" WHERE "+s.fts+" MATCH ? AND rowid BETWEEN ? AND ?",
 					quoteTerm(s.term), lo, hi).Scan(&got)

@@ -16,7 +16,7 @@ func TestPythonChangesUnderTermSummaries(t *testing.T) {
 	python := testenv.Python(t, "to play a Hermes process changing rows")
 	sqlite.SetRankSummaryScale(t, 50, 8)
 	s := rankScaleStore(t)
-	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	const script = pythonWithoutCJK + `q = lambda s, *a: con.execute(s, a).fetchone()[0]

@@ -86,7 +86,7 @@ func checkSummaries(t *testing.T, s *sbStore, stage string, queries []string, su
 func TestSearchRankFromSummaries(t *testing.T) {
 	sqlite.SetRankSummaryScale(t, 50, 8)
 	s := rankScaleStore(t)
-	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	var terms []string
@@ -140,7 +140,7 @@ func TestSearchRankFromSummaries(t *testing.T) {
 	checkSummaries(t, s, "changed", queries, true)
 
 	// A refresh mends the ranges, takes the new rows in, empties the log.
-	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	var left, behind int
@@ -153,7 +153,7 @@ func TestSearchRankFromSummaries(t *testing.T) {
 	// Rows deleted in the middle, nothing appended: a refresh mends those
 	// ranges only.
 	s.exec(t, `DELETE FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'romeo' AND rowid BETWEEN 3000 AND 6000 LIMIT 5)`)
-	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	checkSummaries(t, s, "deleted, refreshed", queries, true)
@@ -162,7 +162,7 @@ func TestSearchRankFromSummaries(t *testing.T) {
 	// every row answers, the same.
 	s.exec(t, `UPDATE messages SET content = content || ' quebec' WHERE id % 97 = 3`)
 	checkSummaries(t, s, "many changes", queries, false)
-	if err := s.db.SummarizeTerms(ctx, nil); err != nil {
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	checkSummaries(t, s, "many changes, refreshed", queries, true)
