@@ -241,7 +241,12 @@ typedef struct RankAhead {
   /* aMaxLen[f]: the longest proven length at which a row where the phrase
   ** occurs f times still reaches cut (-1: none); valid once nTopG == k */
   int aMaxLen[RANK_TAB];
+  int bMaxLen;       /* aMaxLen was computed, for maxLenCut */
+  double maxLenCut;
   sqlite3_int64 nLookup; /* lengths looked up (SESSIONDB_RANK_STATS) */
+  /* the summary of the range being read (rankFromSummary), 0 for none:
+  ** it proves a least length for each frequency (rankFrontLen) */
+  const struct RankRange *pFront;
   int bAllow;                  /* only rows in aAllow can be kept */
   const sqlite3_int64 *aAllow; /* ascending */
   int nAllow;
@@ -293,20 +298,26 @@ static double rankCut(double t){
 /* rankMaxLens computes aMaxLen for the current cut: rankG falls (or stays)
 ** as the length grows, every operation being monotonic, so a row whose
 ** phrase occurs f < RANK_TAB times is below the cut exactly when its proven
-** length exceeds aMaxLen[f], which saves rankAheadCb two divisions a row. */
+** length exceeds aMaxLen[f], which saves rankAheadCb two divisions a row.
+** It runs after every threshold pass (one per range read from a summary),
+** so it starts from the length solving rankG = cut in exact arithmetic and
+** steps from there with rankG itself, which rounding moves by a few
+** tokens at most; and does nothing when the cut has not moved. */
 static void rankMaxLens(RankAhead *a){
+  const double k1 = RANK_K1, b = RANK_B;
   int f;
+  if( a->bMaxLen && a->maxLenCut == a->cut ) return;
+  a->bMaxLen = 1;
+  a->maxLenCut = a->cut;
   a->aMaxLen[0] = -1;
   for(f = 1; f < RANK_TAB; f++){
-    sqlite3_int64 lo = -1, hi = 0x7fffffff;  /* g(lo) >= cut (or lo = -1), g(hi) < cut */
-    if( rankG(a->p, (double)f, (double)hi) >= a->cut ){
-      a->aMaxLen[f] = (int)hi;
-      continue;
-    }
-    while( hi - lo > 1 ){
-      sqlite3_int64 mid = lo + (hi - lo) / 2;
-      if( rankG(a->p, (double)f, (double)mid) >= a->cut ) lo = mid; else hi = mid;
-    }
+    const sqlite3_int64 top = 0x7fffffff;
+    double d = ((double)f * (k1 + 1.0) / a->cut - (double)f - k1 * (1 - b)) * a->p->avgdl / (k1 * b);
+    sqlite3_int64 lo;   /* the longest length with g(lo) >= cut, -1: none */
+    if( d != d ) d = -1.0;  /* NaN: a zero cut and avgdl, say; stepping decides */
+    lo = d >= (double)top ? top : (d < -1.0 ? -1 : (sqlite3_int64)d);
+    while( lo >= 0 && rankG(a->p, (double)f, (double)lo) < a->cut ) lo--;
+    while( lo < top && rankG(a->p, (double)f, (double)(lo + 1)) >= a->cut ) lo++;
     a->aMaxLen[f] = (int)lo;
   }
 }
@@ -396,6 +407,8 @@ mismatch:
   return SQLITE_MISMATCH;
 }
 
+static int rankFrontLen(const struct RankRange *r, int f);
+
 /* rankAheadCb records a row of the phrase that can still be among the K
 ** best: its rowid, how often the phrase occurs, and the length its
 ** positions prove. */
@@ -424,6 +437,10 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     }
   }
   for(i = 0; i < p->nCol; i++) nMinLen += p->aColMin[i];
+  if( a->pFront ){
+    int nLen = rankFrontLen(a->pFront, nFreq);
+    if( nLen > nMinLen ) nMinLen = nLen;
+  }
   if( a->nTopG == p->k && nFreq < RANK_TAB && nMinLen > a->aMaxLen[nFreq] ){
     return SQLITE_OK;
   }
@@ -523,12 +540,27 @@ static int rankAhead(RankData *p, RankAhead *a){
 #define RANK_FEED "sessiondb_rank_feed"
 #define RANK_GIVE_UP 4       /* read more than 1/4 of the clean rows: one pass */
 
-typedef struct RankRange {
+struct RankRange {
   sqlite3_int64 hi;
   int n;
   int aMaxF[RANK_NPOINT];   /* the frontier's points (rankFrontAdd); */
   int aMinLen[RANK_NPOINT]; /* f = 0: none */
-} RankRange;
+};
+typedef struct RankRange RankRange;
+
+/* rankFrontLen is the least length a row of the range holding the term f
+** times can have: every row is beaten by a point (no more frequent, no
+** shorter), so it is at least as long as the shortest point of frequency
+** f or more. It is 0 when none is (a summary that does not hold the row:
+** the row's positions alone bound it). In a CJK index the positions prove
+** little (a bigram early in a long row), the frontier much more. */
+static int rankFrontLen(const RankRange *r, int f){
+  int c, n = -1;
+  for(c = 0; c < RANK_NPOINT; c++){
+    if( r->aMaxF[c] >= f && (n < 0 || r->aMinLen[c] < n) ) n = r->aMinLen[c];
+  }
+  return n < 0 ? 0 : n;
+}
 
 /* rankFrontAdd adds a row holding the term f times in nTok tokens to the
 ** range's frontier: points (f, length) in ascending f such that every row
@@ -583,12 +615,14 @@ static void rankPut(unsigned char *a, sqlite3_int64 v, int n){
   for(i = 0; i < n; i++) a[i] = (unsigned char)((unsigned long long)v >> (8 * i));
 }
 
-static sqlite3_int64 rankGet(const unsigned char *a, int n){
-  unsigned long long v = 0;
-  int i;
-  for(i = n - 1; i >= 0; i--) v = (v << 8) | a[i];
-  if( n == 4 ) return (sqlite3_int64)(int)(unsigned int)v;
-  return (sqlite3_int64)v;
+/* rankGet4 reads a little-endian signed 32-bit value. */
+static int rankGet4(const unsigned char *a){
+  return (int)((unsigned int)a[0] | (unsigned int)a[1] << 8 | (unsigned int)a[2] << 16 | (unsigned int)a[3] << 24);
+}
+
+static sqlite3_int64 rankGet8(const unsigned char *a){
+  return (sqlite3_int64)((unsigned long long)(unsigned int)rankGet4(a)
+                         | (unsigned long long)(unsigned int)rankGet4(&a[4]) << 32);
 }
 
 /* Ranges are encoded little-endian: hi (8 bytes), n (4), then per class
@@ -605,11 +639,11 @@ static void rankRangeEncode(const RankRange *r, unsigned char *a){
 
 static void rankRangeDecode(const unsigned char *a, RankRange *r){
   int c;
-  r->hi = rankGet(a, 8);
-  r->n = (int)rankGet(&a[8], 4);
+  r->hi = rankGet8(a);
+  r->n = rankGet4(&a[8]);
   for(c = 0; c < RANK_NPOINT; c++){
-    r->aMaxF[c] = (int)rankGet(&a[12 + 8 * c], 4);
-    r->aMinLen[c] = (int)rankGet(&a[16 + 8 * c], 4);
+    r->aMaxF[c] = rankGet4(&a[12 + 8 * c]);
+    r->aMinLen[c] = rankGet4(&a[16 + 8 * c]);
   }
 }
 
@@ -769,18 +803,45 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 }
 
 /* reading a range costs about as much as a pass over this many rows (a
-** variable so that tests on small tables can make summaries answer) */
-int fts5cjk_rank_range_rows = 500;
+** variable so that tests on small tables can make summaries answer).
+** Measured on the 1M bench file (BENCHMARKS.md): a range read, its length
+** lookups included, 15-25 us; a pass, 0.12-0.35 us a row. */
+int fts5cjk_rank_range_rows = 200;
 
 /* RankBound is a clean range and the largest g its rows can have. */
 typedef struct RankBound {
   double g;
   sqlite3_int64 lo, hi;
+  int iRange;  /* its place in the summary */
 } RankBound;
 
-static int rankByBound(const void *pA, const void *pB){
-  double a = ((const RankBound *)pA)->g, b = ((const RankBound *)pB)->g;
-  return a > b ? -1 : (a < b ? 1 : 0);
+/* rankBoundSift restores the max-heap (by g) a[0..n) below a[i]. */
+static void rankBoundSift(RankBound *a, int n, int i){
+  RankBound x = a[i];
+  for(;;){
+    int c = 2 * i + 1;
+    if( c >= n ) break;
+    if( c + 1 < n && a[c + 1].g > a[c].g ) c++;
+    if( a[c].g <= x.g ) break;
+    a[i] = a[c];
+    i = c;
+  }
+  a[i] = x;
+}
+
+/* rankBoundAt returns the range of the i-th largest bound of the n in a,
+** a max-heap in a[0..*pnHeap) followed by the ranges taken from it in
+** falling order, stored from a[n-1] down: a heap sort done only as far
+** as asked (a query reads some 30 of thousands of ranges). */
+static const RankBound *rankBoundAt(RankBound *a, int n, int *pnHeap, int i){
+  while( n - *pnHeap <= i ){
+    int m = --(*pnHeap);
+    RankBound t = a[0];
+    a[0] = a[m];
+    a[m] = t;
+    rankBoundSift(a, m, 0);
+  }
+  return &a[n - 1 - i];
 }
 
 /* rankSummaryRead loads the term's summary and the rowids at or below its
@@ -865,6 +926,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   sqlite3_int64 *aDirty = 0, iThrough = 0, lo = -0x7fffffffffffffffLL - 1, nClean = 0, nRead;
   sqlite3_stmt *pFeed = 0;
   RankBound *aBound = 0;
+  RankRange front;
   RankFeed f;
   int rc, nSum = 0, nDirty = 0, bFound = 0, i, c, iDirty = 0, nBound = 0;
   int nFlush0 = a->nFlush;
@@ -908,6 +970,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
       aBound[nBound].g = g;
       aBound[nBound].lo = lo;
       aBound[nBound].hi = r.hi;
+      aBound[nBound].iRange = i;
       nBound++;
       nClean += r.n;
     }
@@ -918,29 +981,36 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   }
   nRead = a->nHit;
   if( rc == SQLITE_OK && bFound ){
-    qsort(aBound, (size_t)nBound, sizeof(RankBound), rankByBound);
+    const RankBound *b = 0;
+    int nHeap = nBound;
+    for(i = nBound / 2 - 1; i >= 0; i--) rankBoundSift(aBound, nBound, i);
     /* The ranges that will be read are about those whose bound reaches
     ** the K-th best bound: when the rows tie or nearly tie across many
     ** ranges, one pass over all the rows costs less. */
     if( nBound >= p->k ){
-      double bk = rankCut(aBound[p->k - 1].g);
-      int nNeed = p->k;
-      while( nNeed < nBound && aBound[nNeed].g >= bk ) nNeed++;
-      if( (sqlite3_int64)nNeed * fts5cjk_rank_range_rows > nClean ) nBound = -1;
+      double bk = rankCut(rankBoundAt(aBound, nBound, &nHeap, p->k - 1)->g);
+      sqlite3_int64 nNeed = p->k;
+      while( nNeed < nBound && nNeed * fts5cjk_rank_range_rows <= nClean
+             && rankBoundAt(aBound, nBound, &nHeap, (int)nNeed)->g >= bk ) nNeed++;
+      if( nNeed * fts5cjk_rank_range_rows > nClean ) nBound = -1;
     }
     for(i = 0; rc == SQLITE_OK && i < nBound; i++){
+      b = rankBoundAt(aBound, nBound, &nHeap, i);
       if( a->nRow > 0 ) rc = rankFlush(a);
-      if( rc != SQLITE_OK || (a->nTopG == p->k && aBound[i].g < a->cut) ) break;
+      if( rc != SQLITE_OK || (a->nTopG == p->k && b->g < a->cut) ) break;
       /* Ties or near-ties spread over most ranges (a word in most rows):
       ** reading range by range would cost more than one pass. */
       if( (a->nHit - nRead) * RANK_GIVE_UP > nClean ) break;
-      rc = rankFeedRun(pFeed, &f, zQuery, aBound[i].lo, aBound[i].hi);
+      rankRangeDecode(&aSum[b->iRange * RANK_REC], &front);
+      a->pFront = &front;
+      rc = rankFeedRun(pFeed, &f, zQuery, b->lo, b->hi);
+      a->pFront = 0;
     }
     if( getenv("SESSIONDB_RANK_STATS") ){
       fprintf(stderr, "summary: %d clean ranges, %d read, %lld rows read, %lld dirty/new\n",
               nBound, i, (long long)a->nHit, (long long)nRead);
     }
-    if( nBound < 0 || (i < nBound && !(a->nTopG == p->k && aBound[i].g < a->cut)) ){
+    if( nBound < 0 || (i < nBound && !(a->nTopG == p->k && b->g < a->cut)) ){
       /* gave up: start again, as if nothing had been read */
       a->nHit = 0;
       a->nRow = 0;
