@@ -338,19 +338,36 @@ var phraseNotPhrase = regexp.MustCompile(`^(` + phraseRE + `) NOT (` + phraseRE 
 // phraseRE is one bare word or one quoted string.
 const phraseRE = `(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)`
 
-// summarized reports whether term of index table has a range summary
-// (no when the file has none, or on any error: the other route answers).
-func (s *searcher) summarized(ctx context.Context, table, term string) bool {
+// summarized reports whether one of terms of index table has a range
+// summary (no when the file has none, or on any error: the other route
+// answers).
+func (s *searcher) summarized(ctx context.Context, table string, terms []string) bool {
+	args := []any{table}
+	for _, t := range terms {
+		args = append(args, t)
+	}
 	var n int
-	err := s.db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", table, term).Scan(&n)
+	err := s.db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms WHERE fts = ? AND term IN ("+
+		placeholders(len(terms))+")", args...).Scan(&n)
 	return err == nil && n > 0
 }
 
-// oneBigram reports whether q, quoted or not, is two CJK characters: one
-// token of the CJK index.
-func oneBigram(q string) bool {
+// bigrams returns the tokens of the CJK index for q, quoted or not, when
+// it is a run of two or more CJK characters (a phrase of its bigrams), and
+// nil otherwise.
+func bigrams(q string) []string {
 	r := []rune(strings.Trim(q, `"`))
-	return len(r) == 2 && fts5cjk.IsCJK(r[0]) && fts5cjk.IsCJK(r[1])
+	if len(r) < 2 || !fts5cjk.IsCJK(r[0]) {
+		return nil
+	}
+	var out []string
+	for i := 1; i < len(r); i++ {
+		if !fts5cjk.IsCJK(r[i]) {
+			return nil
+		}
+		out = append(out, string(r[i-1:i+1]))
+	}
+	return out
 }
 
 // errIncomplete: matchRanked cannot vouch for its page; score every match.
@@ -372,9 +389,9 @@ const rankSlack = 8
 // within those K rows, and errIncomplete otherwise.
 //
 // A query of the word index of one phrase that is not a prefix goes to
-// matchTop, and so does one bigram on the CJK index, which may have a
-// range summary (for runs of several bigrams with few matches matchTop was
-// slower than the statement below): the function
+// matchTop, and so does a run of CJK characters on the CJK index one of
+// whose bigrams has a range summary (for runs of bigrams with few matches
+// matchTop was slower than the statement below): the function
 // finds the K best in one read of the phrase's rows and returns their ids,
 // and only those rows are read again. When filtered-out rows leave the
 // page short within the K best, matchTop asks again with a larger K, from
@@ -404,9 +421,14 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		pos, not = m[1], m[2]
 	}
 	top := table == "messages_fts" && (one || not != "") && !strings.HasSuffix(pos, "*")
-	// On the CJK index only one bigram with a range summary: otherwise the
-	// statement below is faster there (runs of bigrams with few matches).
-	top = top || (table == "messages_fts_cjk" && one && oneBigram(q) && s.summarized(ctx, table, strings.Trim(q, `"`)))
+	// On the CJK index only a run of CJK characters one of whose bigrams
+	// has a range summary: otherwise the statement below is faster there
+	// (runs of bigrams with few matches).
+	if table == "messages_fts_cjk" && one {
+		if b := bigrams(q); b != nil && s.summarized(ctx, table, b) {
+			top = true
+		}
+	}
 	if top {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {

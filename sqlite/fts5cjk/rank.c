@@ -409,6 +409,16 @@ mismatch:
 
 static int rankFrontLen(const struct RankRange *r, int f);
 
+/* rankAheadRestart forgets the rows read, to read them again from the
+** start (nFlush: rows buffered before the first threshold pass). */
+static void rankAheadRestart(RankAhead *a, int nFlush){
+  a->nHit = 0;
+  a->nRow = 0;
+  a->nTopG = 0;
+  a->nFlush = nFlush;
+  a->bCountOnly = 0;
+}
+
 /* rankAheadCb records a row of the phrase that can still be among the K
 ** best: its rowid, how often the phrase occurs, and the length its
 ** positions prove. */
@@ -468,11 +478,22 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   return SQLITE_OK;
 }
 
+/* RANK_RETRY: rankAhead cannot vouch for an order without the IDF */
+#define RANK_RETRY (-1)
+
 /* rankAhead scores the rows a one-phrase query kept (see the top of the
 ** file) with the phrase's IDF, now known, and keeps in p->aRow those whose
 ** score reaches the K best: the threshold algorithm again, on the rows
-** rankAheadCb left, looking up the lengths not yet known. */
-static int rankAhead(RankData *p, RankAhead *a){
+** rankAheadCb left, looking up the lengths not yet known.
+**
+** With bOrderOnly the IDF is not known (a phrase read from a summary: its
+** rows were not counted) and p->aIDF[0] is 1.0, so each score is the
+** row's g. IDF * g rounds monotonically, so that order is bm25's, except
+** that two rows of different g could round to one score, a tie bm25
+** breaks by rowid: when two rows at or near the K best differ by less than
+** the rounding margin of rankCut, it returns RANK_RETRY (the caller reads
+** every row) instead. */
+static int rankAhead(RankData *p, RankAhead *a, int bOrderOnly){
   int i, m, n = 0, rc = SQLITE_OK;
   for(i = 0; i < a->nRow; i++){
     RankRow *r = &a->aRow[i];
@@ -483,7 +504,7 @@ static int rankAhead(RankData *p, RankAhead *a){
   for(i = a->nRow / 2 - 1; i >= 0; i--) rankSiftDown(a->aRow, a->nRow, i);
   for(m = a->nRow; rc == SQLITE_OK && m > 0; m--){
     RankRow r = a->aRow[0];
-    if( p->nTop == p->k && r.score < p->aTop[0] ) break;
+    if( p->nTop == p->k && r.score < (bOrderOnly ? rankCut(p->aTop[0]) : p->aTop[0]) ) break;
     if( m % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(a->db) ){
       rc = SQLITE_INTERRUPT;
       break;
@@ -502,9 +523,17 @@ static int rankAhead(RankData *p, RankAhead *a){
   if( rc != SQLITE_OK ) return rc;
   /* rows [m, nRow) are scored; keep those reaching the K-th best */
   for(i = m; i < a->nRow; i++){
-    if( p->nTop < p->k || a->aRow[i].score >= p->aTop[0] ) a->aRow[n++] = a->aRow[i];
+    if( p->nTop < p->k || a->aRow[i].score >= p->aTop[0] ){
+      a->aRow[n++] = a->aRow[i];
+    }else if( bOrderOnly && a->aRow[i].score >= rankCut(p->aTop[0]) ){
+      return RANK_RETRY;  /* just below the K-th best: might tie with it */
+    }
   }
   qsort(a->aRow, (size_t)n, sizeof(RankRow), rankByRank);
+  for(i = 1; bOrderOnly && i < n; i++){
+    const RankRow *x = &a->aRow[i - 1], *y = &a->aRow[i];
+    if( x->score != y->score && y->score >= rankCut(x->score) ) return RANK_RETRY;
+  }
   for(i = 0; i < n; i++) a->aRow[i].u.iPlace = i;
   qsort(a->aRow, (size_t)n, sizeof(RankRow), rankByRowid);
   p->aRow = a->aRow;
@@ -681,26 +710,38 @@ static int rankFeedRun(sqlite3_stmt *pStmt, RankFeed *f, const char *zQuery,
   return rc == SQLITE_OK ? SQLITE_ERROR : rc;
 }
 
-/* rankTermQuery returns the query's one token as an FTS5 string ("..."),
-** and 0 when it is not one token or this SQLite cannot tell it
-** (*pRc says why, if it failed). */
-static char *rankTermQuery(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
-                           char **pzTerm, int *pRc){
-  const char *z = 0;
-  int n = 0;
-  char *zTerm, *zQuery;
+/* rankPhraseQuery returns the query's one phrase as an FTS5 string
+** ("a b ..."), made of its tokens, *pnTok of them; 0 when the query is not
+** one phrase or this SQLite cannot tell its tokens (*pRc says why, if it
+** failed). A phrase of one token is a term. */
+static char *rankPhraseQuery(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                             int *pnTok, int *pRc){
+  char *zQuery;
+  int i, nTok;
   *pRc = SQLITE_OK;
-  *pzTerm = 0;
-  if( pApi->iVersion < 3 || pApi->xPhraseCount(pFts) != 1 || pApi->xPhraseSize(pFts, 0) != 1 ) return 0;
-  if( pApi->xQueryToken(pFts, 0, 0, &z, &n) != SQLITE_OK || z == 0 ) return 0;
-  zTerm = sqlite3_mprintf("%.*s", n, z);
-  zQuery = zTerm ? sqlite3_mprintf("\"%w\"", zTerm) : 0;
+  *pnTok = 0;
+  if( pApi->iVersion < 3 || pApi->xPhraseCount(pFts) != 1 ) return 0;
+  nTok = pApi->xPhraseSize(pFts, 0);
+  zQuery = sqlite3_mprintf("\"");
+  for(i = 0; zQuery && i < nTok; i++){
+    const char *z = 0;
+    int n = 0;
+    if( pApi->xQueryToken(pFts, 0, i, &z, &n) != SQLITE_OK || z == 0 ){
+      sqlite3_free(zQuery);
+      return 0;
+    }
+    zQuery = sqlite3_mprintf("%z%s%.*w", zQuery, i ? " " : "", n, z);
+  }
+  if( zQuery ) zQuery = sqlite3_mprintf("%z\"", zQuery);
   if( zQuery == 0 ){
-    sqlite3_free(zTerm);
     *pRc = SQLITE_NOMEM;
     return 0;
   }
-  *pzTerm = zTerm;
+  if( nTok < 1 ){
+    sqlite3_free(zQuery);
+    return 0;
+  }
+  *pnTok = nTok;
   return zQuery;
 }
 
@@ -760,9 +801,9 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   sqlite3_stmt *pStmt = 0;
   RankBuild b;
   RankFeed f;
-  char *zTerm = 0, *zQuery;
+  char *zQuery;
   sqlite3_int64 *aSpan = 0;
-  int rc, nSpan = 0, i;
+  int rc, nSpan = 0, i, nTok = 0;
   memset(&b, 0, sizeof(b));
   b.nPer = nPer;
   b.db = db;
@@ -777,8 +818,8 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   }
   f.xRow = rankBuildCb;
   f.pArg = &b;
-  zQuery = rankTermQuery(pApi, pFts, &zTerm, &rc);
-  if( zQuery == 0 && rc == SQLITE_OK ) rc = SQLITE_MISMATCH; /* not one token */
+  zQuery = rankPhraseQuery(pApi, pFts, &nTok, &rc);
+  if( rc == SQLITE_OK && nTok != 1 ) rc = SQLITE_MISMATCH; /* not one token */
   if( rc == SQLITE_OK && (nPer <= 0 || zTable == 0) ) rc = SQLITE_MISMATCH;
   if( rc == SQLITE_OK ) rc = zSpans ? rankParseAllowed(zSpans, &aSpan, &nSpan) : SQLITE_MISMATCH;
   if( rc == SQLITE_OK && nSpan % 2 != 0 ) rc = SQLITE_MISMATCH;
@@ -792,7 +833,6 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   }
   sqlite3_free(aSpan);
   sqlite3_finalize(pStmt);
-  sqlite3_free(zTerm);
   sqlite3_free(zQuery);
   if( rc != SQLITE_OK ){
     sqlite3_result_error_code(pCtx, rc);
@@ -914,26 +954,70 @@ static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm, i
   return rc;
 }
 
-/* rankFromSummary reads a one-token query's rows as described above, into
+/* rankSummaryTerm returns, of the query's one phrase of nTok tokens, the
+** token whose summary is the smallest (the fewest rows), 0 when none has
+** one (*pRc says why, if it failed). */
+static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3 *db,
+                             const char *zTable, int nTok, int *pRc){
+  sqlite3_stmt *pStmt = 0;
+  char *zBest = 0;
+  sqlite3_int64 nBest = -1;
+  int i, rc;
+  *pRc = SQLITE_OK;
+  rc = sqlite3_prepare_v2(db, "SELECT length(ranges) FROM sessiondb_rank_terms WHERE fts = ?1 AND term = ?2",
+                          -1, &pStmt, 0);
+  if( rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT ) *pRc = rc;
+  if( rc != SQLITE_OK ) return 0;  /* no summaries in this file */
+  sqlite3_bind_text(pStmt, 1, zTable, -1, 0);
+  for(i = 0; i < nTok && *pRc == SQLITE_OK; i++){
+    const char *z = 0;
+    int n = 0;
+    if( pApi->xQueryToken(pFts, 0, i, &z, &n) != SQLITE_OK || z == 0 ) break;
+    sqlite3_bind_text(pStmt, 2, z, n, 0);
+    if( sqlite3_step(pStmt) == SQLITE_ROW && (nBest < 0 || sqlite3_column_int64(pStmt, 0) < nBest) ){
+      nBest = sqlite3_column_int64(pStmt, 0);
+      sqlite3_free(zBest);
+      zBest = sqlite3_mprintf("%.*s", n, z);
+      if( zBest == 0 ) *pRc = SQLITE_NOMEM;
+    }
+    rc = sqlite3_reset(pStmt);
+    if( rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT ) *pRc = rc;
+  }
+  sqlite3_finalize(pStmt);
+  if( *pRc != SQLITE_OK ){
+    sqlite3_free(zBest);
+    return 0;
+  }
+  return zBest;
+}
+
+/* rankFromSummary reads a one-phrase query's rows as described above, into
 ** a (rankAheadCb's state), instead of reading all of them with
-** xQueryPhrase; a->nHit is then the term's row count. *pbUsed is 0 when
-** the term has no usable summary, and nothing was read. */
+** xQueryPhrase. *pbUsed is 0 when no token of the phrase has a usable
+** summary, and nothing was read; 1 for a query of one token, a->nHit
+** then its row count; 2 for a phrase of several, whose rows are not
+** counted (a->nHit is -1): every row of the phrase holds each of its
+** tokens at least as often as the phrase, so the summary of one token
+** bounds the phrase's rows in each range as it bounds the token's. */
 static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                            RankData *p, RankAhead *a, const char *zTable,
                            sqlite3 *db, int *pbUsed){
   char *zTerm = 0, *zQuery;
   unsigned char *aSum = 0;
-  sqlite3_int64 *aDirty = 0, iThrough = 0, lo = -0x7fffffffffffffffLL - 1, nClean = 0, nRead;
+  sqlite3_int64 *aDirty = 0, iThrough = 0, lo = -0x7fffffffffffffffLL - 1, nClean = 0, nCleanRead = 0, nRead;
   sqlite3_stmt *pFeed = 0;
   RankBound *aBound = 0;
   RankRange front;
   RankFeed f;
-  int rc, nSum = 0, nDirty = 0, bFound = 0, i, c, iDirty = 0, nBound = 0;
+  int rc, nSum = 0, nDirty = 0, bFound = 0, i, c, iDirty = 0, nBound = 0, nTok = 0;
   int nFlush0 = a->nFlush;
   *pbUsed = 0;
-  zQuery = rankTermQuery(pApi, pFts, &zTerm, &rc);
+  zQuery = rankPhraseQuery(pApi, pFts, &nTok, &rc);
   if( zQuery == 0 ) return rc;
-  rc = rankSummaryRead(db, zTable, zTerm, &bFound, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
+  zTerm = rankSummaryTerm(pApi, pFts, db, zTable, nTok, &rc);
+  if( rc == SQLITE_OK && zTerm ){
+    rc = rankSummaryRead(db, zTable, zTerm, &bFound, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
+  }
   if( rc == SQLITE_OK && bFound ) rc = rankFeedPrepare(db, zTable, &pFeed);
   if( rc == SQLITE_OK && bFound ){
     aBound = (RankBound *)sqlite3_realloc64(0, (unsigned long long)(nSum / RANK_REC + 1) * sizeof(RankBound));
@@ -994,32 +1078,37 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
              && rankBoundAt(aBound, nBound, &nHeap, (int)nNeed)->g >= bk ) nNeed++;
       if( nNeed * fts5cjk_rank_range_rows > nClean ) nBound = -1;
     }
+    /* A phrase holds a share of its token's rows, and its K-th best may
+    ** lie far down the token's bounds (a rare phrase of frequent words).
+    ** Reading a range of it merges its tokens' doclists there, as the pass
+    ** does over all their rows: past as many ranges as would cost that
+    ** pass, or when the first 16 ranges found the phrase in fewer than an
+    ** eighth of the token's rows, the pass answers. */
+    sqlite3_int64 nBudget = nTok > 1 && fts5cjk_rank_range_rows > 0 ? nClean / fts5cjk_rank_range_rows : -1;
     for(i = 0; rc == SQLITE_OK && i < nBound; i++){
       b = rankBoundAt(aBound, nBound, &nHeap, i);
       if( a->nRow > 0 ) rc = rankFlush(a);
       if( rc != SQLITE_OK || (a->nTopG == p->k && b->g < a->cut) ) break;
       /* Ties or near-ties spread over most ranges (a word in most rows):
-      ** reading range by range would cost more than one pass. */
-      if( (a->nHit - nRead) * RANK_GIVE_UP > nClean ) break;
+      ** reading range by range would cost more than one pass. (A phrase
+      ** gives up at half that: its pass is longer, but so is a range.) */
+      if( nCleanRead * (nTok > 1 ? 2 * RANK_GIVE_UP : RANK_GIVE_UP) > nClean ) break;
+      if( nBudget >= 0 && (i > nBudget || (i == 16 && (a->nHit - nRead) * 8 < nCleanRead)) ) break;
       rankRangeDecode(&aSum[b->iRange * RANK_REC], &front);
+      nCleanRead += front.n;
       a->pFront = &front;
       rc = rankFeedRun(pFeed, &f, zQuery, b->lo, b->hi);
       a->pFront = 0;
     }
     if( getenv("SESSIONDB_RANK_STATS") ){
-      fprintf(stderr, "summary: %d clean ranges, %d read, %lld rows read, %lld dirty/new\n",
-              nBound, i, (long long)a->nHit, (long long)nRead);
+      fprintf(stderr, "%s from the summary of %s: %d clean ranges, %d read, %lld rows read, %lld dirty/new, %lld hits\n",
+              zQuery, zTerm, nBound, i, (long long)nCleanRead, (long long)nRead, (long long)a->nHit);
     }
     if( nBound < 0 || (i < nBound && !(a->nTopG == p->k && b->g < a->cut)) ){
-      /* gave up: start again, as if nothing had been read */
-      a->nHit = 0;
-      a->nRow = 0;
-      a->nTopG = 0;
-      a->nFlush = nFlush0;
-      a->bCountOnly = 0;
+      rankAheadRestart(a, nFlush0);  /* gave up */
     }else{
-      a->nHit = nRead + nClean;
-      *pbUsed = 1;
+      if( nTok == 1 ) a->nHit = nRead + nClean;  /* a phrase's rows: not counted */
+      *pbUsed = nTok == 1 ? 1 : 2;
     }
   }
   sqlite3_finalize(pFeed);
@@ -1038,6 +1127,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
   int i, rc = SQLITE_OK, nPhrase, nCol;
+  int nFlush0 = 4 * k > fts5cjk_rank_flush_min ? 4 * k : fts5cjk_rank_flush_min;
   struct timespec t0, t1;
   sqlite3_int64 *aAllow = 0;
   int nAllow = 0, bAllow = pAllow && sqlite3_value_type(pAllow) != SQLITE_NULL;
@@ -1045,6 +1135,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     *pp = p;
     return SQLITE_OK;
   }
+  if( fts5cjk_rank_flush_min <= 1 ) nFlush0 = fts5cjk_rank_flush_min;
   if( bAllow ){
     const char *z = (const char *)sqlite3_value_text(pAllow);
     rc = z ? rankParseAllowed(z, &aAllow, &nAllow) : SQLITE_NOMEM;
@@ -1079,8 +1170,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     a.p = p;
     a.db = db;
     a.bCountOnly = !(zTable && nPhrase == 1 && k > 0);
-    a.nFlush = 4 * k > fts5cjk_rank_flush_min ? 4 * k : fts5cjk_rank_flush_min;
-    if( fts5cjk_rank_flush_min <= 1 ) a.nFlush = fts5cjk_rank_flush_min;
+    a.nFlush = nFlush0;
     a.sizes.db = db;
     if( bAllow ){
       a.bAllow = 1;
@@ -1096,13 +1186,25 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     if( rc == SQLITE_OK && bTerm && !bAllow && !a.bCountOnly ){
       rc = rankFromSummary(pApi, pFts, p, &a, zTable, db, &p->bSummary);
     }
+    if( rc == SQLITE_OK && p->bSummary == 2 ){
+      /* a phrase's rows from a summary, not counted: ordered by g */
+      p->aIDF[i] = 1.0;
+      p->nHit = -1;
+      rc = rankAhead(p, &a, 1);
+      if( rc == RANK_RETRY ){
+        rc = SQLITE_OK;
+        p->bSummary = 0;
+        p->nTop = 0;
+        rankAheadRestart(&a, nFlush0);
+      }
+    }
     if( rc == SQLITE_OK && !p->bSummary ) rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
-    if( rc == SQLITE_OK ){
+    if( rc == SQLITE_OK && p->bSummary != 2 ){
       double idf = log((nRow - a.nHit + 0.5) / (a.nHit + 0.5));
       if( idf <= 0.0 ) idf = 1e-6;
       p->aIDF[i] = idf;
       p->nHit = a.nHit;
-      if( !a.bCountOnly ) rc = rankAhead(p, &a);
+      if( !a.bCountOnly ) rc = rankAhead(p, &a, 0);
     }
     /* for measurements (BENCHMARKS.md, issue 17): what each read-ahead did */
     if( getenv("SESSIONDB_RANK_STATS") ){
@@ -1221,7 +1323,7 @@ static void rankTop(const RankData *p, sqlite3_context *pCtx){
   z = (char *)&aId[p->nRow + 1];
   for(i = 0; i < p->nRow; i++) aId[p->aRow[i].u.iPlace] = p->aRow[i].iRowid;
   n += (size_t)sprintf(z, "{\"hits\":%lld,\"size\":%d,\"us\":%lld,\"seek\":%d,\"ids\":[",
-                       (long long)p->nHit, p->aSize[0], (long long)p->nReadUs, p->bSummary);
+                       (long long)p->nHit, p->aSize[0], (long long)p->nReadUs, p->bSummary != 0);
   for(i = 0; i < p->nRow; i++){
     n += (size_t)sprintf(&z[n], i ? ",%lld" : "%lld", (long long)aId[i]);
   }

@@ -354,3 +354,114 @@ func TestRankTop(t *testing.T) {
 		}
 	}
 }
+
+// TestRankPhraseFromSummary: 'topterm' on a phrase of several tokens reads
+// its rows from a token's range summary without counting them ("hits"
+// -1, "seek" 1), ordered by bm25's term g, which is bm25's order for any
+// IDF, and equals ORDER BY bm25(t), rowid. Except when two rows' g differ
+// by a rounding: here g(3 times in 20 tokens) is one ulp above g(once in
+// 4), at an average length of exactly 12, and bm25 (100 rows, the phrase
+// in 2) rounds both to one score, a tie it orders by rowid; the function
+// must notice and read every row instead ("seek" 0).
+func TestRankPhraseFromSummary(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
+	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
+	for _, stmt := range []string{
+		`CREATE VIRTUAL TABLE t USING fts5(x)`,
+		`CREATE TABLE state_meta(key TEXT PRIMARY KEY, value TEXT)`,
+		`CREATE TABLE sessiondb_rank_terms(fts TEXT, term TEXT, through INTEGER, seen INTEGER, ranges BLOB, PRIMARY KEY(fts, term))`,
+		`CREATE TABLE sessiondb_rank_dirty(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER)`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	words := func(s string, n int) string { // s, then y up to n tokens
+		w := strings.Fields(s)
+		for len(w) < n {
+			w = append(w, "y")
+		}
+		return strings.Join(w, " ")
+	}
+	texts := []string{words("a b x x", 4), words("a b a b a b", 20)}
+	// 12 tokens each: the average stays 12. "c d" is 2 or 3 times in the
+	// rows of c's first range (64 rows), once in its second.
+	for i := 3; i <= 100; i++ {
+		f := 1
+		if i <= 66 {
+			f = 2 + i%2
+		}
+		texts = append(texts, words(strings.Repeat("c d ", f)+strings.Repeat("e ", i%5), 12))
+	}
+	for i, text := range texts {
+		if _, err := db.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, i+1, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, term := range []string{"a", "b", "c"} {
+		if _, err := db.Exec(`INSERT INTO sessiondb_rank_terms VALUES ('t', ?1, 100, 0,
+			(SELECT sessiondb_bm25(t, 64, 't', 'ranges', '0,100') FROM t WHERE t MATCH '"' || ?1 || '"' LIMIT 1))`, term); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		q    string
+		seek bool
+	}{
+		{`"a b"`, false}, // the near-tie: every row read
+		{`"b a"`, true},  // a token without a summary: the other one's
+		{`"c d"`, true},
+		{`"c d c"`, true},
+		{`"d e"`, false}, // no token has a summary
+	} {
+		var want []int64
+		var scores []float64
+		rows, err := db.Query(`SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid`, c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int64
+			var score float64
+			if err := rows.Scan(&id, &score); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, id)
+			scores = append(scores, score)
+		}
+		rows.Close()
+		if len(want) == 0 {
+			t.Fatalf("%s: no row", c.q)
+		}
+		if c.q == `"a b"` && (len(want) != 2 || scores[0] != scores[1] || want[0] != 1) {
+			t.Fatalf(`"a b": bm25 %v for rows %v, want a tie led by row 1 (the test's premise)`, scores, want)
+		}
+		for _, k := range []int{1, 2, 28} {
+			var x string
+			if err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topterm') FROM t WHERE t MATCH ? LIMIT 1`, k), c.q).Scan(&x); err != nil {
+				t.Fatalf("%s K=%d: %v", c.q, k, err)
+			}
+			var res struct {
+				Hits int
+				Seek int
+				IDs  []int64
+			}
+			if err := json.Unmarshal([]byte(x), &res); err != nil {
+				t.Fatal(err)
+			}
+			n := min(k, len(want))
+			for n < len(want) && scores[n] == scores[n-1] {
+				n++ // ties with the K-th
+			}
+			if !slices.Equal(res.IDs, want[:n]) {
+				t.Errorf("%s K=%d: top %v, want %v", c.q, k, res.IDs, want[:n])
+			}
+			if !c.seek && res.Hits != len(want) {
+				t.Errorf("%s K=%d: %d hits, want %d", c.q, k, res.Hits, len(want))
+			}
+			if (res.Seek == 1) != c.seek || (c.seek && res.Hits != -1) {
+				t.Errorf("%s K=%d: seek %d, hits %d; want from a summary: %v", c.q, k, res.Seek, res.Hits, c.seek)
+			}
+		}
+	}
+}
