@@ -253,22 +253,7 @@ func TestRankTop(t *testing.T) {
 	for _, flush := range []int{4096, 1, 5} {
 		defer fts5cjk.SetRankFlushMin(fts5cjk.SetRankFlushMin(flush))
 		for _, q := range []string{"alpha", "bravo", "juliet", "项目", `"alpha bravo"`, `"数据 项目"`, "ind*", "c:golf", "nomatch"} {
-			var want []int64
-			var scores []float64
-			rows, err := db.Query(`SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid`, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rows.Next() {
-				var id int64
-				var score float64
-				if err := rows.Scan(&id, &score); err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, id)
-				scores = append(scores, score)
-			}
-			rows.Close()
+			want, scores := bm25Order(t, db, q)
 			for _, k := range []int{1, 5, 28, 400, 5000} {
 				var top sql.NullString
 				err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'top') FROM t WHERE t MATCH ? LIMIT 1`, k), q).Scan(&top)
@@ -292,10 +277,7 @@ func TestRankTop(t *testing.T) {
 				if res.Hits != len(want) {
 					t.Errorf("flush %d, %s, K=%d: %d hits, want %d", flush, q, k, res.Hits, len(want))
 				}
-				n := min(k, len(want))
-				for n < len(want) && scores[n] == scores[n-1] {
-					n++ // ties with the K-th
-				}
+				n := topK(scores, k)
 				if !slices.Equal(got, want[:n]) {
 					t.Errorf("flush %d, %s, K=%d: top %v\nwant %v", flush, q, k, got, want[:n])
 				}
@@ -414,22 +396,7 @@ func TestRankPhraseFromSummary(t *testing.T) {
 		{`"c d c"`, true},
 		{`"d e"`, false}, // no token has a summary
 	} {
-		var want []int64
-		var scores []float64
-		rows, err := db.Query(`SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid`, c.q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id int64
-			var score float64
-			if err := rows.Scan(&id, &score); err != nil {
-				t.Fatal(err)
-			}
-			want = append(want, id)
-			scores = append(scores, score)
-		}
-		rows.Close()
+		want, scores := bm25Order(t, db, c.q)
 		if len(want) == 0 {
 			t.Fatalf("%s: no row", c.q)
 		}
@@ -449,10 +416,7 @@ func TestRankPhraseFromSummary(t *testing.T) {
 			if err := json.Unmarshal([]byte(x), &res); err != nil {
 				t.Fatal(err)
 			}
-			n := min(k, len(want))
-			for n < len(want) && scores[n] == scores[n-1] {
-				n++ // ties with the K-th
-			}
+			n := topK(scores, k)
 			if !slices.Equal(res.IDs, want[:n]) {
 				t.Errorf("%s K=%d: top %v, want %v", c.q, k, res.IDs, want[:n])
 			}
@@ -464,4 +428,38 @@ func TestRankPhraseFromSummary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// bm25Order returns the rows of t matching q in the order of ORDER BY
+// bm25(t), rowid, and their scores.
+func bm25Order(t *testing.T, db *sql.DB, q string) (ids []int64, scores []float64) {
+	t.Helper()
+	rows, err := db.Query(`SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid`, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var score float64
+		if err := rows.Scan(&id, &score); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		scores = append(scores, score)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ids, scores
+}
+
+// topK is how many of the rows ordered by scores are among the K best:
+// K, and the rows tied with the K-th.
+func topK(scores []float64, k int) int {
+	n := min(k, len(scores))
+	for n < len(scores) && scores[n] == scores[n-1] {
+		n++
+	}
+	return n
 }
