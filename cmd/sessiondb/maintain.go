@@ -87,8 +87,9 @@ Merges each search index into one segment, which makes searches faster
 after many writes, in short steps that let other processes (Hermes) keep
 writing, and puts back Hermes' merge settings if an interrupted rebuild left
 its own. Then it summarizes each word (and CJK bigram) found in 10,000
-messages or more, so that a search for one of them reads only the rows
-that can rank (about 25 s on a million messages). Searches stay exact
+messages or more, so that a search for one of them, or for a phrase
+holding a frequent one, reads only the rows that can rank (about 25 s on
+a million messages). Searches stay exact
 whoever writes; sessiondb's own writes keep the summaries up to date, and
 after many writes by Hermes alone another optimize makes them fast again.
 With --vacuum the file is compacted too, unless another process (such as
