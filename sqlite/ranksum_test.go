@@ -89,7 +89,8 @@ func checkSummaries(t *testing.T, s *sbStore, stage string, queries []string, su
 // TestSearchRankFromSummaries: a one-word query of a summarized term gets
 // exactly the K best of a pass over every row (ties, hits, and search pages
 // equal to ORDER BY bm25) from the summary, and so does a phrase of a
-// summarized word (its ids and pages; its rows not counted): right after it is made, after
+// summarized word (its ids and pages; its rows not counted): right after
+// it is made, after
 // rows below its through were deleted, updated and inserted and rows were
 // appended (the dirty log and the new rows are read whole), past the dirty
 // rows a summary is read with (every row is read instead), and after a

@@ -62,9 +62,11 @@
 ** they can keep, and needs no second read with a larger K.
 **
 ** sessiondb_bm25(tbl, K, 'name', 'topterm') is 'top' for a caller that
-** knows the query is one token and not a prefix (FTS5 does not tell a
-** prefix apart): when that term has a range summary (below), it reads only
-** the rows that can rank instead of all of them, and says so ("seek":1).
+** knows the query is one phrase and not a prefix (FTS5 does not tell a
+** prefix apart): when that term, or a token of that phrase, has a range
+** summary (below), it reads only the rows that can rank instead of all of
+** them, and says so ("seek":1); a phrase of several tokens then has
+** "hits":-1 (its rows not counted).
 ** sessiondb_bm25(tbl, R, 'name', 'ranges', 'lo,hi,...'), on the first row
 ** of a one-token query, returns the summary of its rows in each rowid span,
 ** in ranges of R rows (a blob). sessiondb_bm25(tbl, 0, '', 'feed', p) hands the row
@@ -1003,9 +1005,10 @@ static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
 ** xQueryPhrase. *pbUsed is 0 when no token of the phrase has a usable
 ** summary, and nothing was read; 1 for a query of one token, a->nHit
 ** then its row count; 2 for a phrase of several, whose rows are not
-** counted (a->nHit is -1): every row of the phrase holds each of its
-** tokens at least as often as the phrase, so the summary of one token
-** bounds the phrase's rows in each range as it bounds the token's. */
+** counted (rankData ranks them by g, rankAhead's bOrderOnly): every row
+** of the phrase holds each of its tokens at least as often as the phrase,
+** so the summary of one token bounds the phrase's rows in each range as
+** it bounds the token's. */
 static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                            RankData *p, RankAhead *a, const char *zTable,
                            sqlite3 *db, int *pbUsed){
@@ -1086,6 +1089,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   if( rc == SQLITE_OK && bFound ){
     const RankBound *b = 0;
     int nHeap = nBound;
+    sqlite3_int64 nBudget;
     for(i = nBound / 2 - 1; i >= 0; i--) rankBoundSift(aBound, nBound, i);
     /* The ranges that will be read are about those whose bound reaches
     ** the K-th best bound: when the rows tie or nearly tie across many
@@ -1103,7 +1107,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     ** does over all their rows: past as many ranges as would cost that
     ** pass, or when the first 16 ranges found the phrase in fewer than an
     ** eighth of the token's rows, the pass answers. */
-    sqlite3_int64 nBudget = nTok > 1 && fts5cjk_rank_range_rows > 0 ? nClean / fts5cjk_rank_range_rows : -1;
+    nBudget = nTok > 1 && fts5cjk_rank_range_rows > 0 ? nClean / fts5cjk_rank_range_rows : -1;
     for(i = 0; rc == SQLITE_OK && i < nBound; i++){
       b = rankBoundAt(aBound, nBound, &nHeap, i);
       if( a->nRow > 0 ) rc = rankFlush(a);
