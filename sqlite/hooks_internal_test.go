@@ -35,6 +35,10 @@ func SetBeginFault(tb testing.TB, f func() error) {
 	tb.Cleanup(func() { beginFault = nil })
 }
 
+// SetRankRefreshHook makes f run between a term summary's refresh
+// computing it and writing it (nil: none) until the test ends.
+func SetRankRefreshHook(tb testing.TB, f func(term string)) { setUntilEnd(tb, &rankRefreshHook, f) }
+
 // SetFSType replaces the filesystem-type probe until the test ends.
 func SetFSType(tb testing.TB, f func(path string) string) { setUntilEnd(tb, &fsType, f) }
 

@@ -221,6 +221,9 @@ func (db *DB) refreshTerm(ctx context.Context, k rankKey) error {
 		if next == nil {
 			return nil
 		}
+		if rankRefreshHook != nil {
+			rankRefreshHook(k.term)
+		}
 		moved := false
 		err = db.writeTx(ctx, 0, "summarize "+k.String(), func(tx *sql.Tx) error {
 			var now rankSummary
@@ -248,6 +251,11 @@ func (db *DB) refreshTerm(ctx context.Context, k rankKey) error {
 	}
 	return nil
 }
+
+// rankRefreshHook, when set (by tests), runs between refreshTerm's
+// computing a term's next summary and its writing it: where another
+// process may change the summary.
+var rankRefreshHook func(term string)
 
 // nextSummary reads k's summary and computes its next one, in one read
 // snapshot; next is nil when it is up to date.

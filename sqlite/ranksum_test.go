@@ -72,7 +72,7 @@ func checkSummaries(t *testing.T, s *sbStore, stage string, queries []string, su
 				t.Errorf("%s: %q K=%d: from the summary %v, want %v", stage, q, k, used, summarized)
 			}
 			if gotHits != wantHits || !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: %q K=%d: %d hits %.200v\nwant %d hits %.200v", stage, q, k, gotHits, got, wantHits, want)
+				t.Errorf("%s: %q K=%d: %d hits %.200s\nwant %d hits %.200s", stage, q, k, gotHits, fmt.Sprint(got), wantHits, fmt.Sprint(want))
 			}
 		}
 		for _, o := range []sessiondb.SearchOptions{
@@ -337,4 +337,52 @@ func uvarintFTS(b []byte) (int64, int) {
 		}
 	}
 	return v, len(b)
+}
+
+// TestRefreshTermSeesAnotherWriter: a refresh computes a term's next
+// summary in a read snapshot and writes it in a later transaction; another
+// process may refresh the same term in between, mending the ranges its
+// deletes left dirty and emptying the log. The late write must not put the
+// older summary back (whose log entries are gone): it computes again, and
+// the summary agrees with the index.
+func TestRefreshTermSeesAnotherWriter(t *testing.T) {
+	sqlite.SetRankSummaryScale(t, 50, 8)
+	s := rankScaleStore(t)
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sqlite.Open(s.db.Path(), sqlite.Options{}) // another process, as far as the file knows
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	deleteBest := `DELETE FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'quebec' ORDER BY rank LIMIT 6)`
+	s.exec(t, deleteBest)
+	raced := 0
+	sqlite.SetRankRefreshHook(t, func(term string) {
+		if term != "quebec" || raced > 0 {
+			return
+		}
+		raced++
+		s.exec(t, deleteBest)
+		if _, err := other.SummarizeTerms(ctx, nil); err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if raced != 1 {
+		t.Fatalf("the other writer ran %d times, want once (the test's premise)", raced)
+	}
+	d, err := sqlite.Diagnose(ctx, s.db.Path(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range d.Checks {
+		if c.Name == "term summaries" && c.Status != sqlite.CheckOK {
+			t.Errorf("doctor --full: %+v", c)
+		}
+	}
+	checkSummaries(t, s, "after the race", []string{"quebec"}, true)
 }
