@@ -960,7 +960,8 @@ static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm, i
 /* rankSummaryTerm returns, of the query's one phrase of nTok tokens, the
 ** token whose summary is the smallest (the fewest rows), and in *pnRange
 ** the ranges of the largest (what a pass over the phrase merges); 0 when
-** none has one (*pRc says why, if it failed). */
+** none has one (*pRc says why, if it failed). A term is returned as it
+** is, and *pnRange left alone. */
 static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3 *db,
                              const char *zTable, int nTok, sqlite3_int64 *pnRange, int *pRc){
   sqlite3_stmt *pStmt = 0;
@@ -968,6 +969,15 @@ static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
   sqlite3_int64 nBest = -1, nMax = 0;
   int i, rc;
   *pRc = SQLITE_OK;
+  if( nTok == 1 ){
+    /* a term: itself, without a look at the summaries (rankSummaryRead's) */
+    const char *z = 0;
+    int n = 0;
+    if( pApi->xQueryToken(pFts, 0, 0, &z, &n) != SQLITE_OK || z == 0 ) return 0;
+    zBest = sqlite3_mprintf("%.*s", n, z);
+    if( zBest == 0 ) *pRc = SQLITE_NOMEM;
+    return zBest;
+  }
   rc = sqlite3_prepare_v2(db, "SELECT length(ranges) FROM sessiondb_rank_terms WHERE fts = ?1 AND term = ?2",
                           -1, &pStmt, 0);
   if( rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT ) *pRc = rc;

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -348,12 +349,28 @@ func TestRankTop(t *testing.T) {
 func TestRankPhraseFromSummary(t *testing.T) {
 	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
 	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
-	for _, stmt := range []string{
-		`CREATE VIRTUAL TABLE t USING fts5(x)`,
-		`CREATE TABLE state_meta(key TEXT PRIMARY KEY, value TEXT)`,
-		`CREATE TABLE sessiondb_rank_terms(fts TEXT, term TEXT, through INTEGER, seen INTEGER, ranges BLOB, PRIMARY KEY(fts, term))`,
-		`CREATE TABLE sessiondb_rank_dirty(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER)`,
-	} {
+	// The summaries' tables as sessiondb makes them (not their triggers,
+	// which need a messages table).
+	ddl, err := os.ReadFile(filepath.Join("..", "schema", "rank.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code []string
+	for _, line := range strings.Split(string(ddl), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			code = append(code, line)
+		}
+	}
+	stmts := []string{`CREATE VIRTUAL TABLE t USING fts5(x)`, `CREATE TABLE state_meta(key TEXT PRIMARY KEY, value TEXT)`}
+	for _, stmt := range strings.Split(strings.Join(code, "\n"), ";") {
+		if strings.Contains(stmt, "CREATE TABLE") {
+			stmts = append(stmts, stmt)
+		}
+	}
+	if len(stmts) != 4 {
+		t.Fatalf("rank.sql: %d tables, want 2", len(stmts)-2)
+	}
+	for _, stmt := range stmts {
 		if _, err := db.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
