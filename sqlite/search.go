@@ -335,6 +335,22 @@ var onePhrase = regexp.MustCompile(`^` + phraseRE + `\*?$`)
 // all its terms again.)
 var phraseNotPhrase = regexp.MustCompile(`^(` + phraseRE + `) NOT (` + phraseRE + `)$`)
 
+// phrasesOr matches "A OR B", A and B each one phrase, neither a prefix.
+var phrasesOr = regexp.MustCompile(`^` + phraseRE + ` OR ` + phraseRE + `$`)
+
+// orTerms returns the phrases of a phrasesOr query, unquoted and in lower
+// case: the index's terms, when each is one word.
+func orTerms(q string) []string {
+	parts := strings.Split(q, " OR ")
+	for i, p := range parts {
+		if strings.HasPrefix(p, `"`) {
+			p = strings.ReplaceAll(p[1:len(p)-1], `""`, `"`)
+		}
+		parts[i] = strings.ToLower(p)
+	}
+	return parts
+}
+
 // phraseRE is one bare word or one quoted string.
 const phraseRE = `(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)`
 
@@ -429,17 +445,38 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			top = true
 		}
 	}
+	if !top && phrasesOr.MatchString(q) && s.summarized(ctx, table, orTerms(q)) {
+		narrow, err := s.fewSourceRows(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !narrow {
+			// One try: when the function did not rank (it gave up, or
+			// no phrase had a usable summary) or the page did not fill
+			// within the K best, the statement below answers.
+			hits, _, err := s.matchTop(ctx, table, q, "", k, "topor")
+			if err != errIncomplete {
+				return hits, err
+			}
+		}
+	}
 	if top {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
 			return nil, err
+		}
+		// The query is one phrase, not a prefix: a one-token one may use
+		// a summary. Rare sources rank only their own rows.
+		mode := "topterm"
+		if narrow {
+			mode = "top"
 		}
 		maxK := rankMaxK
 		if not != "" {
 			maxK = notMaxK
 		}
 		for {
-			hits, passed, err := s.matchTop(ctx, table, pos, not, k, narrow)
+			hits, passed, err := s.matchTop(ctx, table, pos, not, k, mode)
 			if err != errIncomplete || k >= maxK {
 				return hits, err
 			}
@@ -529,7 +566,8 @@ var rankSeekMicros = 40
 // phrase's rows again (rankSeekMicros), the same statement makes the page's
 // snippets that way; otherwise pageSnippets makes them in one pass over the
 // matches. passed is how many of the array's rows passed the filters.
-func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, narrow bool) (hits []sessiondb.SearchHit, passed int, err error) {
+func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mode string) (hits []sessiondb.SearchHit, passed int, err error) {
+	narrow := mode == "top"
 	where, fargs := s.filters()
 	if not != "" {
 		where = append(where, "NOT EXISTS (SELECT 1 FROM "+table+" AS x WHERE x."+table+" MATCH ? AND x.rowid = m.id)")
@@ -552,10 +590,6 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, na
 	// From a term's range summary the function read few rows, so its
 	// time says nothing of a pass over all of them: seek ("seek").
 	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk)", s.o.Limit*rankSeekMicros)
-	mode := "topterm" // the query is one phrase, not a prefix: a one-token one may use a summary
-	if narrow {
-		mode = "top"
-	}
 	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
 		page, seek, s.snippetSQL(table), table, table, table)
 	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[4]s'%[3]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k, allowed, mode) +
@@ -569,7 +603,7 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, na
 		" WHERE (" + page + ") OR w.place = 0 ORDER BY w.place"
 	rows, err := runSearch(ctx, s.db.read, stmt, append(args, fargs...)...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, notRead(err)
 	}
 	defer rows.Close()
 	total, seeked := 0, false
@@ -583,13 +617,8 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, na
 			hits = append(hits, h)
 		}
 	}
-	err = rows.Err()
-	var se sqlite3.Error
-	if errors.As(err, &se) && se.Code == sqlite3.ErrRange {
-		return nil, 0, errIncomplete
-	}
-	if err != nil {
-		return nil, 0, err
+	if err := rows.Err(); err != nil {
+		return nil, 0, notRead(err)
 	}
 	if len(hits) < s.o.Limit && total >= k {
 		return nil, passed, errIncomplete // the array held only the K best
@@ -600,6 +629,16 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, na
 		}
 	}
 	return hits, passed, nil
+}
+
+// notRead is errIncomplete for the function's SQLITE_RANGE (it did not
+// rank), and err otherwise.
+func notRead(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrRange {
+		return errIncomplete
+	}
+	return err
 }
 
 // pageSnippets makes the snippets of hits, rows of table matching q, in

@@ -146,19 +146,24 @@ static void rankDataFree(void *pData){
   sqlite3_free(p);
 }
 
-/* rankSiftDown restores the max-heap (by score) a[0..n) below a[i]. */
-static void rankSiftDown(RankRow *a, int n, int i){
-  RankRow x = a[i];
-  for(;;){
-    int c = 2 * i + 1;
-    if( c >= n ) break;
-    if( c + 1 < n && a[c + 1].score > a[c].score ) c++;
-    if( a[c].score <= x.score ) break;
-    a[i] = a[c];
-    i = c;
-  }
-  a[i] = x;
+/* RANK_SIFT defines NAME(a, n, i), which restores the max-heap (by member
+** KEY) a[0..n) of TYPE below a[i]. */
+#define RANK_SIFT(NAME, TYPE, KEY) \
+static void NAME(TYPE *a, int n, int i){ \
+  TYPE x = a[i]; \
+  for(;;){ \
+    int c = 2 * i + 1; \
+    if( c >= n ) break; \
+    if( c + 1 < n && a[c + 1].KEY > a[c].KEY ) c++; \
+    if( a[c].KEY <= x.KEY ) break; \
+    a[i] = a[c]; \
+    i = c; \
+  } \
+  a[i] = x; \
 }
+
+/* rankSiftDown restores the max-heap (by score) a[0..n) below a[i]. */
+RANK_SIFT(rankSiftDown, RankRow, score)
 
 static int rankByRowid(const void *pA, const void *pB){
   sqlite3_int64 a = ((const RankRow *)pA)->iRowid, b = ((const RankRow *)pB)->iRowid;
@@ -859,18 +864,7 @@ typedef struct RankBound {
 } RankBound;
 
 /* rankBoundSift restores the max-heap (by g) a[0..n) below a[i]. */
-static void rankBoundSift(RankBound *a, int n, int i){
-  RankBound x = a[i];
-  for(;;){
-    int c = 2 * i + 1;
-    if( c >= n ) break;
-    if( c + 1 < n && a[c + 1].g > a[c].g ) c++;
-    if( a[c].g <= x.g ) break;
-    a[i] = a[c];
-    i = c;
-  }
-  a[i] = x;
-}
+RANK_SIFT(rankBoundSift, RankBound, g)
 
 /* rankBoundAt returns the range of the i-th largest bound of the n in a,
 ** a max-heap in a[0..*pnHeap) followed by the ranges taken from it in
@@ -885,6 +879,19 @@ static const RankBound *rankBoundAt(RankBound *a, int n, int *pnHeap, int i){
     rankBoundSift(a, m, 0);
   }
   return &a[n - 1 - i];
+}
+
+/* rankRangeG is the best g of a range's frontier: no row of it has more. */
+static double rankRangeG(const RankData *p, const RankRange *r){
+  double g = 0.0;
+  int c;
+  for(c = 0; c < RANK_NPOINT; c++){
+    if( r->aMaxF[c] > 0 ){
+      double gc = rankG(p, (double)r->aMaxF[c], (double)r->aMinLen[c]);
+      if( gc > g ) g = gc;
+    }
+  }
+  return g;
 }
 
 /* rankSummaryRead loads the term's summary and the rowids at or below its
@@ -1030,7 +1037,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   RankBound *aBound = 0;
   RankRange front;
   RankFeed f;
-  int rc, nSum = 0, nDirty = 0, bFound = 0, i, c, iDirty = 0, nBound = 0, nTok = 0;
+  int rc, nSum = 0, nDirty = 0, bFound = 0, i, iDirty = 0, nBound = 0, nTok = 0;
   int nFlush0 = a->nFlush;
   *pbUsed = 0;
   zQuery = rankPhraseQuery(pApi, pFts, &nTok, &rc);
@@ -1076,14 +1083,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     if( bDirty ){
       rc = rankFeedRun(pFeed, &f, zQuery, lo, r.hi);
     }else if( r.n > 0 ){
-      double g = 0.0;
-      for(c = 0; c < RANK_NPOINT; c++){
-        if( r.aMaxF[c] > 0 ){
-          double gc = rankG(p, (double)r.aMaxF[c], (double)r.aMinLen[c]);
-          if( gc > g ) g = gc;
-        }
-      }
-      aBound[nBound].g = g;
+      aBound[nBound].g = rankRangeG(p, &r);
       aBound[nBound].lo = lo;
       aBound[nBound].hi = r.hi;
       aBound[nBound].iRange = i;
@@ -1153,9 +1153,360 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   return rc;
 }
 
+/*
+** Two phrases ORed (DESIGN.md, "Two words ORed"), sessiondb_bm25(tbl, K,
+** 'tbl', 'topor'): the caller knows the query is A OR B, neither a prefix.
+** bm25 sums IDF_A * g(f_A, D) and IDF_B * g(f_B, D), a term being 0 in a
+** row without its phrase. The rows holding both are read first, all of
+** them (FTS5's A AND B). Every other row holds one phrase, and scores that
+** phrase's term alone: for a one-token phrase with a usable summary, each
+** clean range bounds its rows by IDF times its best g, so its ranges are
+** read (the phrase alone, rowid BETWEEN) only while that bound reaches the
+** K-th best exact score found; its dirty ranges and the rows past through
+** are read whole, and counted. A phrase without a summary is read whole
+** (xQueryPhrase). A row read is looked up only while its bound (its
+** positions' length) reaches that K-th best: the threshold algorithm, over
+** rows and ranges in one order. Each score is computed in bm25's own
+** operations, and every bound with the same monotonic operations, so they
+** are compared exactly: no margin.
+*/
+typedef struct RankOrRow {
+  sqlite3_int64 iRowid;
+  double score;  /* its bound, then (nTok >= 0) its exact score */
+  int nTok;      /* -1 until looked up */
+  int nMinLen;   /* the length its positions prove */
+  int aF[2];
+} RankOrRow;
+
+/* RankOrUnit is a clean range of a phrase's summary, (lo, hi]. */
+typedef struct RankOrUnit {
+  double score;  /* the bound of its rows */
+  sqlite3_int64 lo, hi;
+  int iTerm;
+} RankOrUnit;
+
+typedef struct RankOr {
+  RankData *p;
+  sqlite3 *db;
+  int iTerm;    /* the phrase being read alone, -1: both (A AND B) */
+  int bCount;   /* count the rows read (aCount[iTerm]) */
+  sqlite3_int64 aCount[2];
+  sqlite3_int64 *aBoth; /* the rows holding both, ascending */
+  int nBoth, nBothAlloc;
+  int bBuffer;  /* the IDFs are not known yet: append, no heap */
+  RankOrRow *aRow;  /* a max-heap by score once bBuffer is 0 */
+  int nRow, nAlloc;
+  sqlite3_int64 nSeen;
+} RankOr;
+
+RANK_SIFT(rankOrSift, RankOrRow, score)
+RANK_SIFT(rankOrUnitSift, RankOrUnit, score)
+
+/* rankOrScore is bm25's sum for the row's frequencies and a length D. */
+static double rankOrScore(RankData *p, const RankOrRow *r, double D){
+  p->aFreq[0] = (double)r->aF[0];
+  p->aFreq[1] = (double)r->aF[1];
+  return rankScore(p, D);
+}
+
+/* rankOrRowCb keeps a row read: its frequencies, its proven length, and,
+** once the IDFs are known, its bound (dropped when below the K-th best
+** score so far). Reading one phrase alone, a row holding both is left
+** out (read already) after being counted. */
+static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pArg){
+  RankOr *o = (RankOr *)pArg;
+  RankData *p = o->p;
+  RankOrRow r;
+  int rc, n = 0, i, ip, ic, io;
+  if( ++o->nSeen % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(o->db) ) return SQLITE_INTERRUPT;
+  memset(&r, 0, sizeof(r));
+  r.iRowid = pApi->xRowid(pFts);
+  r.nTok = -1;
+  if( o->iTerm >= 0 ){
+    if( o->bCount ) o->aCount[o->iTerm]++;
+    if( rankAllowed(o->aBoth, o->nBoth, r.iRowid) ) return SQLITE_OK;
+  }
+  for(i = 0; i < p->nCol; i++) p->aColMin[i] = 0;
+  rc = pApi->xInstCount(pFts, &n);
+  for(i = 0; rc == SQLITE_OK && i < n; i++){
+    rc = pApi->xInst(pFts, i, &ip, &ic, &io);
+    if( rc == SQLITE_OK && ip >= 0 && ip < 2 ){
+      if( o->iTerm >= 0 ) ip = o->iTerm;
+      r.aF[ip]++;
+      if( ic >= 0 && ic < p->nCol && io + p->aSize[ip] > p->aColMin[ic] ) p->aColMin[ic] = io + p->aSize[ip];
+    }
+  }
+  if( rc != SQLITE_OK ) return rc;
+  for(i = 0; i < p->nCol; i++) r.nMinLen += p->aColMin[i];
+  if( o->iTerm < 0 ){
+    if( o->nBoth == o->nBothAlloc ){
+      int m = o->nBothAlloc ? o->nBothAlloc * 2 : 256;
+      sqlite3_int64 *aNew = (sqlite3_int64 *)sqlite3_realloc64(o->aBoth, (unsigned long long)m * sizeof(sqlite3_int64));
+      if( aNew == 0 ) return SQLITE_NOMEM;
+      o->aBoth = aNew;
+      o->nBothAlloc = m;
+    }
+    o->aBoth[o->nBoth++] = r.iRowid;  /* ascending: FTS5 reads in rowid order */
+  }
+  if( !o->bBuffer ){
+    r.score = rankOrScore(p, &r, (double)r.nMinLen);
+    if( p->nTop == p->k && r.score < p->aTop[0] ) return SQLITE_OK;
+  }
+  if( o->nRow == o->nAlloc ){
+    int m = o->nAlloc ? o->nAlloc * 2 : 256;
+    RankOrRow *aNew;
+    if( o->nRow >= RANK_MAX_ROWS ) return SQLITE_RANGE;
+    aNew = (RankOrRow *)sqlite3_realloc64(o->aRow, (unsigned long long)m * sizeof(RankOrRow));
+    if( aNew == 0 ) return SQLITE_NOMEM;
+    o->aRow = aNew;
+    o->nAlloc = m;
+  }
+  o->aRow[o->nRow] = r;
+  if( !o->bBuffer ){
+    int j = o->nRow;  /* sift up */
+    while( j > 0 && o->aRow[(j - 1) / 2].score < r.score ){
+      o->aRow[j] = o->aRow[(j - 1) / 2];
+      j = (j - 1) / 2;
+    }
+    o->aRow[j] = r;
+  }
+  o->nRow++;
+  return SQLITE_OK;
+}
+
+/* rankOrPhrase returns phrase i of the query as an FTS5 string. */
+static char *rankOrPhrase(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int i){
+  int j, nTok = pApi->xPhraseSize(pFts, i);
+  char *z = nTok > 0 ? sqlite3_mprintf("\"") : 0;
+  for(j = 0; z && j < nTok; j++){
+    const char *zTok = 0;
+    int n = 0;
+    if( pApi->xQueryToken(pFts, i, j, &zTok, &n) != SQLITE_OK || zTok == 0 ){
+      sqlite3_free(z);
+      return 0;
+    }
+    z = sqlite3_mprintf("%z%s%.*w", z, j ? " " : "", n, zTok);
+  }
+  return z ? sqlite3_mprintf("%z\"", z) : 0;
+}
+
+/* rankOr ranks A OR B as described above, into p (p->aRow, as rankAhead
+** leaves it). *pbDone is 0 when neither phrase has a usable summary, or
+** when reading range by range would cost more than a pass over every
+** row: nothing is ranked then. */
+static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
+                  const char *zTable, sqlite3 *db, int *pbDone){
+  const sqlite3_int64 iMax = 0x7fffffffffffffffLL, iMin = -iMax - 1;
+  unsigned char *aSum[2] = {0, 0};
+  sqlite3_int64 *aDirty[2] = {0, 0}, aThrough[2] = {0, 0}, nRowTable = 0, nClean = 0;
+  char *azPhrase[2] = {0, 0}, *zBoth = 0;
+  int anSum[2] = {0, 0}, anDirty[2] = {0, 0}, abSum[2] = {0, 0};
+  RankOrUnit *aUnit = 0;
+  RankOr o;
+  RankSizes sizes;
+  RankFeed f;
+  RankRow *aOut = 0;
+  sqlite3_stmt *pFeed = 0;
+  int rc = SQLITE_OK, i, j, nUnit = 0, nRead = 0, nOut = 0, nOutAlloc = 0, bGaveUp = 0;
+  *pbDone = 0;
+  if( p->nPhrase != 2 || pApi->iVersion < 3 || zTable == 0 ) return SQLITE_OK;
+  memset(&o, 0, sizeof(o));
+  memset(&sizes, 0, sizeof(sizes));
+  o.p = p;
+  o.db = db;
+  for(i = 0; rc == SQLITE_OK && i < 2; i++){
+    p->aSize[i] = pApi->xPhraseSize(pFts, i);
+    azPhrase[i] = rankOrPhrase(pApi, pFts, i);
+    if( azPhrase[i] == 0 ) rc = SQLITE_NOMEM;
+    if( rc == SQLITE_OK && p->aSize[i] == 1 ){
+      const char *z = 0;
+      char *zTerm;
+      int n = 0;
+      rc = pApi->xQueryToken(pFts, i, 0, &z, &n);
+      zTerm = rc == SQLITE_OK ? sqlite3_mprintf("%.*s", n, z ? z : "") : 0;
+      if( rc == SQLITE_OK && zTerm == 0 ) rc = SQLITE_NOMEM;
+      if( rc == SQLITE_OK ){
+        rc = rankSummaryRead(db, zTable, zTerm, &abSum[i], &aThrough[i], &aSum[i], &anSum[i],
+                             &aDirty[i], &anDirty[i]);
+      }
+      sqlite3_free(zTerm);
+    }
+  }
+  if( rc != SQLITE_OK || !(abSum[0] || abSum[1]) ) goto done;
+  zBoth = sqlite3_mprintf("%s AND %s", azPhrase[0], azPhrase[1]);
+  if( zBoth == 0 ) rc = SQLITE_NOMEM;
+  if( rc == SQLITE_OK ) rc = rankFeedPrepare(db, zTable, &pFeed);
+  f.xRow = rankOrRowCb;
+  f.pArg = &o;
+  o.bBuffer = 1;
+  /* the rows holding both */
+  o.iTerm = -1;
+  if( rc == SQLITE_OK ) rc = rankFeedRun(pFeed, &f, zBoth, iMin, iMax);
+  /* a phrase without a summary: every row, counted */
+  for(i = 0; rc == SQLITE_OK && i < 2; i++){
+    if( abSum[i] ) continue;
+    o.iTerm = i;
+    o.bCount = 1;
+    rc = pApi->xQueryPhrase(pFts, i, (void *)&o, rankOrRowCb);
+  }
+  /* a summary: its dirty ranges and the rows past through read whole and
+  ** counted, its clean ranges kept as units */
+  for(i = 0; rc == SQLITE_OK && i < 2; i++){
+    int nR = anSum[i] / RANK_REC, iDirty = 0;
+    sqlite3_int64 lo = iMin;
+    RankOrUnit *aNew;
+    if( !abSum[i] ) continue;
+    aNew = (RankOrUnit *)sqlite3_realloc64(aUnit, (unsigned long long)(nUnit + nR + 1) * sizeof(RankOrUnit));
+    if( aNew == 0 ){
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    aUnit = aNew;
+    o.iTerm = i;
+    o.bCount = 1;
+    for(j = 0; rc == SQLITE_OK && j <= nR; j++){
+      RankRange r;
+      int bDirty = 0;
+      if( j < nR ){
+        rankRangeDecode(&aSum[i][j * RANK_REC], &r);
+      }else{
+        memset(&r, 0, sizeof(r));
+        r.hi = aThrough[i];  /* after the last range: no row had it */
+      }
+      if( lo > r.hi ) break;
+      while( iDirty < anDirty[i] && aDirty[i][iDirty] <= r.hi ){
+        if( aDirty[i][iDirty] >= lo ) bDirty = 1;
+        iDirty++;
+      }
+      if( bDirty ){
+        rc = rankFeedRun(pFeed, &f, azPhrase[i], lo, r.hi);
+      }else if( r.n > 0 ){
+        aUnit[nUnit].score = rankRangeG(p, &r);  /* times the IDF below */
+        aUnit[nUnit].lo = lo;
+        aUnit[nUnit].hi = r.hi;
+        aUnit[nUnit].iTerm = i;
+        nUnit++;
+        o.aCount[i] += r.n;
+        nClean += r.n;
+      }
+      lo = r.hi + 1;
+    }
+    if( rc == SQLITE_OK && aThrough[i] < iMax ) rc = rankFeedRun(pFeed, &f, azPhrase[i], aThrough[i] + 1, iMax);
+  }
+  if( rc == SQLITE_OK ) rc = pApi->xRowCount(pFts, &nRowTable);
+  for(i = 0; rc == SQLITE_OK && i < 2; i++){
+    sqlite3_int64 n = o.aCount[i];
+    double idf = log((nRowTable - n + 0.5) / (n + 0.5));
+    if( idf <= 0.0 ) idf = 1e-6;
+    p->aIDF[i] = idf;
+  }
+  /* bounds, in bm25's operations: 0.0 + IDF_A * g_A + IDF_B * g_B, the
+  ** absent phrase's term 0 */
+  o.bBuffer = 0;
+  o.bCount = 0;
+  for(j = 0; j < o.nRow; j++) o.aRow[j].score = rankOrScore(p, &o.aRow[j], (double)o.aRow[j].nMinLen);
+  for(j = o.nRow / 2 - 1; j >= 0; j--) rankOrSift(o.aRow, o.nRow, j);
+  for(j = 0; j < nUnit; j++){
+    double g = aUnit[j].score, score = 0.0;
+    for(i = 0; i < 2; i++) score += p->aIDF[i] * (i == aUnit[j].iTerm ? g : 0.0);
+    aUnit[j].score = score;
+  }
+  for(j = nUnit / 2 - 1; j >= 0; j--) rankOrUnitSift(aUnit, nUnit, j);
+  sizes.db = db;
+  if( rc == SQLITE_OK ){
+    sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
+    if( sizes.zTable == 0 ) rc = SQLITE_NOMEM;
+  }
+  /* the best bound or exact score first; a row's exact score taken before
+  ** every bound below it is final, and comes out in falling order */
+  p->nTop = 0;
+  while( rc == SQLITE_OK && (o.nRow > 0 || nUnit > 0) ){
+    double cb = o.nRow > 0 ? o.aRow[0].score : -1.0, ub = nUnit > 0 ? aUnit[0].score : -1.0;
+    if( p->nTop == p->k && (cb > ub ? cb : ub) < p->aTop[0] ) break;
+    if( o.nRow > 0 && cb >= ub ){
+      RankOrRow r = o.aRow[0];
+      if( r.nTok < 0 ){
+        rc = rankDocsize(&sizes, r.iRowid, &r.nTok);
+        r.score = rankOrScore(p, &r, (double)r.nTok);
+        o.aRow[0] = r;
+        rankOrSift(o.aRow, o.nRow, 0);
+        continue;
+      }
+      o.aRow[0] = o.aRow[--o.nRow];
+      rankOrSift(o.aRow, o.nRow, 0);
+      rankKeep(p, r.score);
+      if( nOut == nOutAlloc ){
+        int m = nOutAlloc ? nOutAlloc * 2 : 64;
+        RankRow *aNew = (RankRow *)sqlite3_realloc64(aOut, (unsigned long long)m * sizeof(RankRow));
+        if( aNew == 0 ){
+          rc = SQLITE_NOMEM;
+          break;
+        }
+        aOut = aNew;
+        nOutAlloc = m;
+      }
+      memset(&aOut[nOut], 0, sizeof(RankRow));
+      aOut[nOut].iRowid = r.iRowid;
+      aOut[nOut].score = r.score;
+      aOut[nOut].nTok = r.nTok;
+      nOut++;
+    }else{
+      RankOrUnit u = aUnit[0];
+      aUnit[0] = aUnit[--nUnit];
+      rankOrUnitSift(aUnit, nUnit, 0);
+      /* ties or near-ties spread over most ranges: one pass costs less */
+      nRead++;
+      if( fts5cjk_rank_range_rows > 0 && (sqlite3_int64)nRead * fts5cjk_rank_range_rows > nClean ){
+        bGaveUp = 1;
+        break;
+      }
+      o.iTerm = u.iTerm;
+      rc = rankFeedRun(pFeed, &f, azPhrase[u.iTerm], u.lo, u.hi);
+    }
+    if( rc == SQLITE_OK && sqlite3_is_interrupted(db) ) rc = SQLITE_INTERRUPT;
+  }
+  if( getenv("SESSIONDB_RANK_STATS") ){
+    fprintf(stderr, "%s OR %s: summaries %d %d, %d both, %d ranges left, %d read%s, %d rows kept\n", azPhrase[0], azPhrase[1],
+            abSum[0], abSum[1], o.nBoth, nUnit, nRead, bGaveUp ? " (gave up)" : "", nOut);
+  }
+  if( rc == SQLITE_RANGE ){
+    rc = SQLITE_OK;  /* too many rows: the statement's pass */
+    bGaveUp = 1;
+  }
+  if( rc == SQLITE_OK && !bGaveUp ){
+    /* the rows reaching the K-th best, ties included: placed as the query
+    ** orders them, ties by rowid */
+    qsort(aOut, (size_t)nOut, sizeof(RankRow), rankByRank);
+    for(j = 0; j < nOut; j++) aOut[j].u.iPlace = j;
+    qsort(aOut, (size_t)nOut, sizeof(RankRow), rankByRowid);
+    p->aRow = aOut;
+    p->nRow = nOut;
+    p->bAhead = 1;
+    p->nHit = -1;
+    p->bSummary = 1;
+    aOut = 0;
+    *pbDone = 1;
+  }
+done:
+  for(i = 0; i < 2; i++){
+    sqlite3_free(aSum[i]);
+    sqlite3_free(aDirty[i]);
+    sqlite3_free(azPhrase[i]);
+  }
+  sqlite3_blob_close(sizes.pBlob);
+  sqlite3_free(sizes.zTable);
+  sqlite3_finalize(pFeed);
+  sqlite3_free(zBoth);
+  sqlite3_free(aUnit);
+  sqlite3_free(aOut);
+  sqlite3_free(o.aRow);
+  sqlite3_free(o.aBoth);
+  return rc;
+}
+
 /* rankData returns the per-query state, creating it on the first row. */
 static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
-                    const char *zTable, int bTerm, sqlite3_value *pAllow,
+                    const char *zTable, int eTop, sqlite3_value *pAllow,
                     sqlite3 *db, RankData **pp){
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
@@ -1197,6 +1548,13 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   if( rc == SQLITE_OK ) rc = pApi->xColumnTotalSize(pFts, -1, &nToken);
   if( rc == SQLITE_OK ) p->avgdl = (double)nToken / (double)nRow;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  if( rc == SQLITE_OK && eTop == 2 ){
+    /* an OR of phrases: ranked from summaries, or not read ahead at all
+    ** ('top' then fails with SQLITE_RANGE, and the caller sorts) */
+    int bDone = 0;
+    if( !bAllow && k > 0 ) rc = rankOr(pApi, pFts, p, zTable, db, &bDone);
+    nPhrase = 0;
+  }
   for(i = 0; rc == SQLITE_OK && i < nPhrase; i++){
     RankAhead a;
     memset(&a, 0, sizeof(a));
@@ -1216,7 +1574,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
       if( a.sizes.zTable == 0 || a.aTopG == 0 ) rc = SQLITE_NOMEM;
     }
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
-    if( rc == SQLITE_OK && bTerm && !bAllow && !a.bCountOnly ){
+    if( rc == SQLITE_OK && eTop == 1 && !bAllow && !a.bCountOnly ){
       rc = rankFromSummary(pApi, pFts, p, &a, zTable, db, &p->bSummary);
     }
     if( rc == SQLITE_OK && p->bSummary == 2 ){
@@ -1375,7 +1733,8 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   int k = k64 > 0 && k64 <= RANK_MAX_K ? (int)k64 : 0;  /* 0: score all */
   const char *zTable = nVal > 1 ? (const char *)sqlite3_value_text(apVal[1]) : 0;
   const char *zMode = nVal > 2 ? (const char *)sqlite3_value_text(apVal[2]) : 0;
-  int bTop = zMode && (strcmp(zMode, "top") == 0 || strcmp(zMode, "topterm") == 0);
+  int bTop = zMode && (strcmp(zMode, "top") == 0 || strcmp(zMode, "topterm") == 0
+                       || strcmp(zMode, "topor") == 0);
   double v = 0.0;
   int rc;
 
@@ -1401,7 +1760,8 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     sqlite3_result_error_code(pCtx, SQLITE_ERROR); /* allowed rowids: 'top' only */
     return;
   }
-  rc = rankData(pApi, pFts, k, zTable, bTop && zMode[3] == 't', nVal > 3 ? apVal[3] : 0,
+  rc = rankData(pApi, pFts, k, zTable, bTop ? (zMode[3] == 't' ? 1 : (zMode[3] == 'o' ? 2 : 0)) : 0,
+                nVal > 3 ? apVal[3] : 0,
                 sqlite3_context_db_handle(pCtx), &p);
   if( rc == SQLITE_OK && bTop ){
     rankTop(p, pCtx);

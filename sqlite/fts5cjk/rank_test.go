@@ -348,33 +348,7 @@ func TestRankTop(t *testing.T) {
 // must notice and read every row instead ("seek" 0).
 func TestRankPhraseFromSummary(t *testing.T) {
 	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
-	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
-	// The summaries' tables as sessiondb makes them (not their triggers,
-	// which need a messages table).
-	ddl, err := os.ReadFile(filepath.Join("..", "schema", "rank.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var code []string
-	for _, line := range strings.Split(string(ddl), "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
-			code = append(code, line)
-		}
-	}
-	stmts := []string{`CREATE VIRTUAL TABLE t USING fts5(x)`, `CREATE TABLE state_meta(key TEXT PRIMARY KEY, value TEXT)`}
-	for _, stmt := range strings.Split(strings.Join(code, "\n"), ";") {
-		if strings.Contains(stmt, "CREATE TABLE") {
-			stmts = append(stmts, stmt)
-		}
-	}
-	if len(stmts) != 4 {
-		t.Fatalf("rank.sql: %d tables, want 2", len(stmts)-2)
-	}
-	for _, stmt := range stmts {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := summaryDB(t)
 	words := func(s string, n int) string { // s, then y up to n tokens
 		w := strings.Fields(s)
 		for len(w) < n {
@@ -397,12 +371,7 @@ func TestRankPhraseFromSummary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, term := range []string{"a", "b", "c"} {
-		if _, err := db.Exec(`INSERT INTO sessiondb_rank_terms VALUES ('t', ?1, 100, 0,
-			(SELECT sessiondb_bm25(t, 64, 't', 'ranges', '0,100') FROM t WHERE t MATCH '"' || ?1 || '"' LIMIT 1))`, term); err != nil {
-			t.Fatal(err)
-		}
-	}
+	summarize(t, db, 100, 64, "a", "b", "c")
 	for _, c := range []struct {
 		q    string
 		seek bool
@@ -443,6 +412,143 @@ func TestRankPhraseFromSummary(t *testing.T) {
 			if (res.Seek == 1) != c.seek || (c.seek && res.Hits != -1) {
 				t.Errorf("%s K=%d: seek %d, hits %d; want from a summary: %v", c.q, k, res.Seek, res.Hits, c.seek)
 			}
+		}
+	}
+}
+
+// TestRankOrFromSummaries: 'topor' on "A OR B" returns exactly the K best
+// of bm25 (ties with the K-th included, in bm25's order) when A or B has a
+// range summary: rows of either word alone, of both, short and long, runs
+// of identical rows; changed rows logged in the summaries' ranges and rows
+// past their through (read whole); a phrase and a word without a summary
+// (read whole). Without any usable summary, or when reading range by range
+// would cost more than a pass, it does not rank (SQLITE_RANGE).
+func TestRankOrFromSummaries(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
+	db := summaryDB(t)
+	rng := rand.New(rand.NewSource(9))
+	text := func(i int) string {
+		switch {
+		case i%41 == 0:
+			return "a a b" // a run of ties, both words
+		case i%37 == 0:
+			return "b b" // a run of ties
+		case i%3 == 0:
+			return strings.Repeat("a ", 1+rng.Intn(3)) + strings.Repeat("y ", rng.Intn(40))
+		case i%4 == 0:
+			return strings.Repeat("y ", rng.Intn(40)) + strings.Repeat("b ", 1+rng.Intn(4))
+		case i%11 == 0:
+			return "a " + strings.Repeat("y ", rng.Intn(30)) + " b y"
+		}
+		return "c " + strings.Repeat("y ", rng.Intn(20))
+	}
+	for i := 1; i <= 900; i++ {
+		if _, err := db.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, i, text(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summarize(t, db, 800, 8, "a", "b") // in ranges of 8 rows
+	// Rows changed below through, logged: a's and b's best rows made
+	// worse, rows made the best.
+	for _, c := range []struct {
+		id   int
+		text string
+	}{{123, "b b b"}, {124, "y y y y y y y y y y y a"}, {369, "a"}, {410, "a b"}, {656, ""}} {
+		if _, err := db.Exec(`UPDATE t SET x = ? WHERE rowid = ?`, c.text, c.id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) VALUES (?)`, c.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top := func(q string, k int) ([]int64, error) {
+		var x string
+		err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topor') FROM t WHERE t MATCH ? LIMIT 1`, k), q).Scan(&x)
+		if err != nil {
+			return nil, err
+		}
+		var res struct {
+			Hits, Seek int
+			IDs        []int64
+		}
+		if err := json.Unmarshal([]byte(x), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Seek != 1 || res.Hits != -1 {
+			t.Errorf("%s K=%d: seek %d, hits %d; want 1, -1 (not counted)", q, k, res.Seek, res.Hits)
+		}
+		return res.IDs, nil
+	}
+	for _, q := range []string{"a OR b", "b OR a", `a OR "b y"`, `"y b" OR a`, "b OR c", "a OR zz", "a OR a"} {
+		want, scores := bm25Order(t, db, q)
+		for _, k := range []int{1, 5, 28, 200} {
+			got, err := top(q, k)
+			if err != nil {
+				t.Fatalf("%s K=%d: %v", q, k, err)
+			}
+			if n := topK(scores, k); !slices.Equal(got, want[:n]) {
+				t.Errorf("%s K=%d: top %v, want %v", q, k, got, want[:n])
+			}
+		}
+	}
+	isRange := func(err error) bool {
+		var se sqlite3.Error
+		return errors.As(err, &se) && se.Code == sqlite3.ErrRange
+	}
+	for _, q := range []string{"c OR y", `"a y" OR zz`} {
+		if _, err := top(q, 28); !isRange(err) {
+			t.Errorf("%s (no summary): %v, want SQLITE_RANGE", q, err)
+		}
+	}
+	// A range reckoned as costly as a pass over a million rows: the
+	// function gives up on the first range it would read.
+	fts5cjk.SetRangeReadCost(1 << 20)
+	if _, err := top("a OR zz", 28); !isRange(err) {
+		t.Errorf("a OR zz, ranges too costly: %v, want SQLITE_RANGE", err)
+	}
+}
+
+// summaryDB opens a database holding t, an FTS5 table of one column, and
+// the summaries' tables as sessiondb makes them (not their triggers, which
+// need a messages table).
+func summaryDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
+	ddl, err := os.ReadFile(filepath.Join("..", "schema", "rank.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code []string
+	for _, line := range strings.Split(string(ddl), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			code = append(code, line)
+		}
+	}
+	stmts := []string{`CREATE VIRTUAL TABLE t USING fts5(x)`, `CREATE TABLE state_meta(key TEXT PRIMARY KEY, value TEXT)`}
+	for _, stmt := range strings.Split(strings.Join(code, "\n"), ";") {
+		if strings.Contains(stmt, "CREATE TABLE") {
+			stmts = append(stmts, stmt)
+		}
+	}
+	if len(stmts) != 4 {
+		t.Fatalf("rank.sql: %d tables, want 2", len(stmts)-2)
+	}
+	for _, stmt := range stmts {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// summarize stores the summaries of terms of t through rowid through, in
+// ranges of per rows, as seen at the dirty log's start.
+func summarize(t *testing.T, db *sql.DB, through, per int, terms ...string) {
+	t.Helper()
+	for _, term := range terms {
+		if _, err := db.Exec(fmt.Sprintf(`INSERT INTO sessiondb_rank_terms VALUES ('t', ?1, %[1]d, 0,
+			(SELECT sessiondb_bm25(t, %[2]d, 't', 'ranges', '0,%[1]d') FROM t WHERE t MATCH '"' || ?1 || '"' LIMIT 1))`, through, per), term); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
