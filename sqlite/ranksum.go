@@ -34,7 +34,7 @@ var (
 	rankRangeRows = 64
 	// rankMinDocs is the least number of rows a term is in for a summary
 	// (and at least one in rankMinShare of the rows).
-	rankMinDocs  int64 = 10000
+	rankMinDocs  int64 = 6000
 	rankMinShare int64 = 200
 	// rankRepairMax is how many changed rows a term's summary is mended
 	// range by range; past it, the term is summarized again whole.

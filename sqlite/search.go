@@ -335,38 +335,54 @@ var onePhrase = regexp.MustCompile(`^` + phraseRE + `\*?$`)
 // all its terms again.)
 var phraseNotPhrase = regexp.MustCompile(`^(` + phraseRE + `) NOT (` + phraseRE + `)$`)
 
-// phrasesOr matches "A OR B", A and B each one phrase, neither a prefix.
-var phrasesOr = regexp.MustCompile(`^` + phraseRE + ` OR ` + phraseRE + `$`)
+// phrasePair matches "A OR B", "A AND B" and "A B", A and B each one
+// phrase, neither a prefix.
+var phrasePair = regexp.MustCompile(`^(` + phraseRE + `) (?:(OR|AND) )?(` + phraseRE + `)$`)
 
-// orTerms returns the phrases of a phrasesOr query, unquoted and in lower
-// case: the index's terms, when each is one word.
-func orTerms(q string) []string {
-	parts := strings.Split(q, " OR ")
-	for i, p := range parts {
+// twoPhrases returns the sessiondb_bm25 mode for a query of two phrases
+// ORed ("topor") or ANDed ("topand"), and its phrases unquoted and in
+// lower case (the index's terms, when each is one word); "" for any other
+// query.
+func twoPhrases(q string) (mode string, terms []string) {
+	m := phrasePair.FindStringSubmatch(q)
+	if m == nil {
+		return "", nil
+	}
+	mode = "topand"
+	if m[2] == "OR" {
+		mode = "topor"
+	}
+	for _, p := range []string{m[1], m[3]} {
 		if strings.HasPrefix(p, `"`) {
 			p = strings.ReplaceAll(p[1:len(p)-1], `""`, `"`)
 		}
-		parts[i] = strings.ToLower(p)
+		terms = append(terms, strings.ToLower(p))
 	}
-	return parts
+	return mode, terms
 }
 
 // phraseRE is one bare word or one quoted string.
 const phraseRE = `(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)`
 
 // summarized reports whether one of terms of index table has a range
-// summary (no when the file has none, or on any error: the other route
-// answers).
-func (s *searcher) summarized(ctx context.Context, table string, terms []string) bool {
-	args := []any{table}
+// summary of at least minRanges ranges (no when the file has none, or on
+// any error: the other route answers).
+func (s *searcher) summarized(ctx context.Context, table string, terms []string, minRanges int) bool {
+	args := []any{table, minRanges * rankRec}
 	for _, t := range terms {
 		args = append(args, t)
 	}
 	var n int
-	err := s.db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms WHERE fts = ? AND term IN ("+
+	err := s.db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms WHERE fts = ? AND length(ranges) >= ? AND term IN ("+
 		placeholders(len(terms))+")", args...).Scan(&n)
 	return err == nil && n > 0
 }
+
+// rankPhraseMinCJK is rank.c's RANK_PHRASE_MIN_CJK: a run of CJK
+// characters is read from the summary of one of its bigrams only when
+// that summary holds this many ranges (a variable: tests on small tables
+// set it to 0, as they make ranges cost nothing in rank.c).
+var rankPhraseMinCJK = 157
 
 // bigrams returns the tokens of the CJK index for q, quoted or not, when
 // it is a run of two or more CJK characters (a phrase of its bigrams), and
@@ -441,11 +457,11 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	// has a range summary: otherwise the statement below is faster there
 	// (runs of bigrams with few matches).
 	if table == "messages_fts_cjk" && one {
-		if b := bigrams(q); b != nil && s.summarized(ctx, table, b) {
+		if b := bigrams(q); b != nil && s.summarized(ctx, table, b, min(len(b)-1, 1)*rankPhraseMinCJK) {
 			top = true
 		}
 	}
-	if !top && phrasesOr.MatchString(q) && s.summarized(ctx, table, orTerms(q)) {
+	if mode, terms := twoPhrases(q); !top && mode != "" && s.summarized(ctx, table, terms, 0) {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
 			return nil, err
@@ -454,7 +470,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			// One try: when the function did not rank (it gave up, or
 			// no phrase had a usable summary) or the page did not fill
 			// within the K best, the statement below answers.
-			hits, _, err := s.matchTop(ctx, table, q, "", k, "topor")
+			hits, _, err := s.matchTop(ctx, table, q, "", k, mode)
 			if err != errIncomplete {
 				return hits, err
 			}

@@ -416,7 +416,8 @@ func TestRankPhraseFromSummary(t *testing.T) {
 	}
 }
 
-// TestRankOrFromSummaries: 'topor' on "A OR B" returns exactly the K best
+// TestRankOrFromSummaries: 'topor' on "A OR B", and 'topand' on "A B",
+// return exactly the K best
 // of bm25 (ties with the K-th included, in bm25's order) when A or B has a
 // range summary: rows of either word alone, of both, short and long, runs
 // of identical rows; changed rows logged in the summaries' ranges and rows
@@ -462,8 +463,12 @@ func TestRankOrFromSummaries(t *testing.T) {
 		}
 	}
 	top := func(q string, k int) ([]int64, error) {
+		mode := "topand"
+		if strings.Contains(q, " OR ") {
+			mode = "topor"
+		}
 		var x string
-		err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topor') FROM t WHERE t MATCH ? LIMIT 1`, k), q).Scan(&x)
+		err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', '%s') FROM t WHERE t MATCH ? LIMIT 1`, k, mode), q).Scan(&x)
 		if err != nil {
 			return nil, err
 		}
@@ -479,7 +484,8 @@ func TestRankOrFromSummaries(t *testing.T) {
 		}
 		return res.IDs, nil
 	}
-	for _, q := range []string{"a OR b", "b OR a", `a OR "b y"`, `"y b" OR a`, "b OR c", "a OR zz", "a OR a"} {
+	for _, q := range []string{"a OR b", "b OR a", `a OR "b y"`, `"y b" OR a`, "b OR c", "a OR zz", "a OR a",
+		"a b", "b AND a", `a "b y"`, "y b", "a y"} {
 		want, scores := bm25Order(t, db, q)
 		for _, k := range []int{1, 5, 28, 200} {
 			got, err := top(q, k)
@@ -495,7 +501,7 @@ func TestRankOrFromSummaries(t *testing.T) {
 		var se sqlite3.Error
 		return errors.As(err, &se) && se.Code == sqlite3.ErrRange
 	}
-	for _, q := range []string{"c OR y", `"a y" OR zz`} {
+	for _, q := range []string{"c OR y", `"a y" OR zz`, "c y"} {
 		if _, err := top(q, 28); !isRange(err) {
 			t.Errorf("%s (no summary): %v, want SQLITE_RANGE", q, err)
 		}
