@@ -13,6 +13,11 @@ import (
 // the C code holds, and changes it. An edit of the C code that moves lines
 // fails here, instead of leaving mutate-c to skip the mutant as stale.
 func TestCMutantListMatchesCode(t *testing.T) {
+	if os.Getenv("SESSIONDB_C_MUTANT") != "" {
+		// Under scripts/mutate-c the mutant's own line no longer holds its
+		// text: failing here would count every mutant as killed.
+		t.Skip("scripts/mutate-c is running (SESSIONDB_C_MUTANT)")
+	}
 	root := filepath.Join("..", "..")
 	data, err := os.ReadFile(filepath.Join(root, "scripts", "c-mutants.tsv"))
 	if err != nil {

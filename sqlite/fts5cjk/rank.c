@@ -1187,11 +1187,13 @@ typedef struct RankOrRow {
   int aF[2];
 } RankOrRow;
 
-/* RankOrUnit is a clean range of a phrase's summary, (lo, hi]. */
+/* RankOrUnit is a clean range of a phrase's summary, [lo, hi], or for A
+** AND B a span inside one range of each (iTerm -1). */
 typedef struct RankOrUnit {
   double score;  /* the bound of its rows */
   sqlite3_int64 lo, hi;
   int iTerm;
+  int bDirty;    /* (a range of A AND B's) read whole */
 } RankOrUnit;
 
 typedef struct RankOr {
@@ -1248,7 +1250,7 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
   }
   if( rc != SQLITE_OK ) return rc;
   for(i = 0; i < p->nCol; i++) r.nMinLen += p->aColMin[i];
-  if( o->iTerm < 0 ){
+  if( o->iTerm < 0 && !o->bAnd ){
     if( o->nBoth == o->nBothAlloc ){
       int m = o->nBothAlloc ? o->nBothAlloc * 2 : 256;
       sqlite3_int64 *aNew = (sqlite3_int64 *)sqlite3_realloc64(o->aBoth, (unsigned long long)m * sizeof(sqlite3_int64));
@@ -1284,6 +1286,14 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
   return SQLITE_OK;
 }
 
+/* rankOrHeap bounds the rows buffered (the IDFs now known) and makes
+** them a heap. */
+static void rankOrHeap(RankData *p, RankOr *o){
+  int j;
+  for(j = 0; j < o->nRow; j++) o->aRow[j].score = rankOrScore(p, &o->aRow[j], (double)o->aRow[j].nMinLen);
+  for(j = o->nRow / 2 - 1; j >= 0; j--) rankOrSift(o->aRow, o->nRow, j);
+}
+
 /* rankOrPhrase returns phrase i of the query as an FTS5 string. */
 static char *rankOrPhrase(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int i){
   int j, nTok = pApi->xPhraseSize(pFts, i);
@@ -1313,13 +1323,15 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   sqlite3_int64 *aDirty[2] = {0, 0}, aThrough[2] = {0, 0}, nRowTable = 0, nClean = 0;
   char *azPhrase[2] = {0, 0}, *zBoth = 0;
   int anSum[2] = {0, 0}, anDirty[2] = {0, 0}, abSum[2] = {0, 0};
-  RankOrUnit *aUnit = 0;
+  RankOrUnit *aUnit = 0, *aRng[2] = {0, 0};
   RankOr o;
   RankSizes sizes;
   RankFeed f;
   RankRow *aOut = 0;
   sqlite3_stmt *pFeed = 0;
   int rc = SQLITE_OK, i, j, nUnit = 0, nRead = 0, nOut = 0, nOutAlloc = 0, bGaveUp = 0;
+  int anRng[2] = {0, 0}, bSpans;
+  sqlite3_int64 nSpanBudget = 0;
   *pbDone = 0;
   if( p->nPhrase != 2 || pApi->iVersion < 3 || zTable == 0 ) return SQLITE_OK;
   memset(&o, 0, sizeof(o));
@@ -1352,9 +1364,11 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   f.xRow = rankOrRowCb;
   f.pArg = &o;
   o.bBuffer = 1;
-  /* the rows holding both */
+  /* the rows holding both: all of them, but for A AND B with two
+  ** summaries, whose rows are read span by span (below) */
+  bSpans = bAnd && abSum[0] && abSum[1];
   o.iTerm = -1;
-  if( rc == SQLITE_OK ) rc = rankFeedRun(pFeed, &f, zBoth, iMin, iMax);
+  if( rc == SQLITE_OK && !bSpans ) rc = rankFeedRun(pFeed, &f, zBoth, iMin, iMax);
   /* a phrase without a summary: every row, counted */
   for(i = 0; rc == SQLITE_OK && i < 2; i++){
     if( abSum[i] ) continue;
@@ -1375,6 +1389,13 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
       break;
     }
     aUnit = aNew;
+    if( bSpans ){
+      aRng[i] = (RankOrUnit *)sqlite3_realloc64(0, (unsigned long long)(nR + 1) * sizeof(RankOrUnit));
+      if( aRng[i] == 0 ){
+        rc = SQLITE_NOMEM;
+        break;
+      }
+    }
     o.iTerm = i;
     o.bCount = 1;
     for(j = 0; rc == SQLITE_OK && j <= nR; j++){
@@ -1399,9 +1420,17 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
         aUnit[nUnit].hi = r.hi;
         aUnit[nUnit].iTerm = i;
         nUnit++;
+      }
+      if( bSpans ){
+        aRng[i][anRng[i]].score = rankRangeG(p, &r);
+        aRng[i][anRng[i]].hi = r.hi;
+        aRng[i][anRng[i]].bDirty = bDirty;
+        anRng[i]++;
+      }
+      if( !bDirty ){
+        o.aCount[i] += r.n;
         nClean += r.n;
       }
-      if( !bDirty ) o.aCount[i] += r.n;
       lo = r.hi + 1;
     }
     if( rc == SQLITE_OK && aThrough[i] < iMax ) rc = rankFeedRun(pFeed, &f, azPhrase[i], aThrough[i] + 1, iMax);
@@ -1417,12 +1446,51 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   ** absent phrase's term 0 */
   o.bBuffer = 0;
   o.bCount = 0;
-  for(j = 0; j < o.nRow; j++) o.aRow[j].score = rankOrScore(p, &o.aRow[j], (double)o.aRow[j].nMinLen);
-  for(j = o.nRow / 2 - 1; j >= 0; j--) rankOrSift(o.aRow, o.nRow, j);
+  rankOrHeap(p, &o);
   for(j = 0; j < nUnit; j++){
     double g = aUnit[j].score, score = 0.0;
     for(i = 0; i < 2; i++) score += p->aIDF[i] * (i == aUnit[j].iTerm ? g : 0.0);
     aUnit[j].score = score;
+  }
+  if( bSpans && rc == SQLITE_OK ){
+    /* A AND B: the rowids cut at every range end of both, each span
+    ** inside one range of each (past a summary's ranges, or in a range
+    ** holding a changed row: read whole now); a span's rows are bounded
+    ** by 0.0 + IDF_A * g_A + IDF_B * g_B of its two ranges' best g */
+    int a = 0, b = 0;
+    sqlite3_int64 lo = iMin;
+    RankOrUnit *aNew = (RankOrUnit *)sqlite3_realloc64(aUnit, (unsigned long long)(anRng[0] + anRng[1] + 2) * sizeof(RankOrUnit));
+    if( aNew == 0 ) rc = SQLITE_NOMEM;
+    else aUnit = aNew;
+    o.iTerm = -1;
+    while( rc == SQLITE_OK ){
+      sqlite3_int64 ha = a < anRng[0] ? aRng[0][a].hi : iMax, hb = b < anRng[1] ? aRng[1][b].hi : iMax;
+      sqlite3_int64 hi = ha < hb ? ha : hb;
+      if( a >= anRng[0] || b >= anRng[1] || aRng[0][a].bDirty || aRng[1][b].bDirty ){
+        rc = rankFeedRun(pFeed, &f, zBoth, lo, hi);
+      }else if( aRng[0][a].score > 0.0 && aRng[1][b].score > 0.0 ){
+        double score = 0.0;
+        score += p->aIDF[0] * aRng[0][a].score;
+        score += p->aIDF[1] * aRng[1][b].score;
+        aUnit[nUnit].score = score;
+        aUnit[nUnit].lo = lo;
+        aUnit[nUnit].hi = hi;
+        aUnit[nUnit].iTerm = -1;
+        nUnit++;
+      }
+      if( hi == iMax ) break;
+      lo = hi + 1;
+      if( ha == hi ) a++;
+      if( hb == hi ) b++;
+    }
+  }
+  if( bSpans && fts5cjk_rank_range_rows > 0 && nRowTable > 0 ){
+    /* reading every row holding both costs about 0.4 us a row (as many
+    ** rows as the words would share were they independent), a span 20 us
+    ** (a range reckoned as fts5cjk_rank_range_rows rows of 0.1 us): spans
+    ** up to half that cost */
+    double nEst = (double)o.aCount[0] * (double)o.aCount[1] / (double)nRowTable;
+    nSpanBudget = (sqlite3_int64)(nEst * 2.0 / fts5cjk_rank_range_rows);
   }
   for(j = nUnit / 2 - 1; j >= 0; j--) rankOrUnitSift(aUnit, nUnit, j);
   sizes.db = db;
@@ -1469,18 +1537,37 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
       rankOrUnitSift(aUnit, nUnit, 0);
       /* ties or near-ties spread over most ranges: one pass costs less */
       nRead++;
-      if( fts5cjk_rank_range_rows > 0 && (sqlite3_int64)nRead * fts5cjk_rank_range_rows > nClean ){
+      if( bSpans && fts5cjk_rank_range_rows > 0 && (nRead > nSpanBudget
+          || (nRead >= 32 && (nRead & (nRead - 1)) == 0
+              && (nOut == 0 || (sqlite3_int64)nRead * p->k / nOut > nSpanBudget))) ){
+        /* A AND B: the spans read would cost, or at the rate rows came
+        ** out so far (looked at after 32, 64, 128... spans) will cost,
+        ** half of reading every row holding both (words that do not go
+        ** together: their rows holding both are spread over most spans,
+        ** and few score near their spans' bounds): read those instead,
+        ** from the start */
+        bSpans = 0;
+        nUnit = nOut = o.nRow = p->nTop = 0;
+        o.iTerm = -1;
+        o.bBuffer = 1;
+        rc = rankFeedRun(pFeed, &f, zBoth, iMin, iMax);
+        o.bBuffer = 0;
+        rankOrHeap(p, &o);
+        continue;
+      }
+      if( !bSpans && fts5cjk_rank_range_rows > 0 && (sqlite3_int64)nRead * fts5cjk_rank_range_rows > nClean ){
         bGaveUp = 1;
         break;
       }
       o.iTerm = u.iTerm;
-      rc = rankFeedRun(pFeed, &f, azPhrase[u.iTerm], u.lo, u.hi);
+      rc = rankFeedRun(pFeed, &f, u.iTerm < 0 ? zBoth : azPhrase[u.iTerm], u.lo, u.hi);
     }
     if( rc == SQLITE_OK && sqlite3_is_interrupted(db) ) rc = SQLITE_INTERRUPT;
   }
   if( getenv("SESSIONDB_RANK_STATS") ){
-    fprintf(stderr, "%s OR %s: summaries %d %d, %d both, %d ranges left, %d read%s, %d rows kept\n", azPhrase[0], azPhrase[1],
-            abSum[0], abSum[1], o.nBoth, nUnit, nRead, bGaveUp ? " (gave up)" : "", nOut);
+    fprintf(stderr, "%s %s %s: summaries %d %d, %d both, %d ranges or spans left, %d read (budget %lld)%s, %d rows kept\n",
+            azPhrase[0], bAnd ? "AND" : "OR", azPhrase[1], abSum[0], abSum[1], o.nBoth, nUnit, nRead,
+            (long long)nSpanBudget, bGaveUp ? " (gave up)" : "", nOut);
   }
   if( rc == SQLITE_RANGE ){
     rc = SQLITE_OK;  /* too many rows: the statement's pass */
@@ -1511,6 +1598,8 @@ done:
   sqlite3_finalize(pFeed);
   sqlite3_free(zBoth);
   sqlite3_free(aUnit);
+  sqlite3_free(aRng[0]);
+  sqlite3_free(aRng[1]);
   sqlite3_free(aOut);
   sqlite3_free(o.aRow);
   sqlite3_free(o.aBoth);

@@ -507,10 +507,20 @@ func TestRankOrFromSummaries(t *testing.T) {
 		}
 	}
 	// A range reckoned as costly as a pass over a million rows: the
-	// function gives up on the first range it would read.
+	// function gives up on the first range it would read; A AND B then
+	// reads every row holding both instead of span by span, the same.
 	fts5cjk.SetRangeReadCost(1 << 20)
 	if _, err := top("a OR zz", 28); !isRange(err) {
 		t.Errorf("a OR zz, ranges too costly: %v, want SQLITE_RANGE", err)
+	}
+	for _, q := range []string{"a b", "b AND a"} {
+		want, scores := bm25Order(t, db, q)
+		for _, k := range []int{1, 28} {
+			got, err := top(q, k)
+			if n := topK(scores, k); err != nil || !slices.Equal(got, want[:n]) {
+				t.Errorf("%s K=%d, spans too costly: top %v (%v), want %v", q, k, got, err, want[:n])
+			}
+		}
 	}
 }
 
