@@ -430,7 +430,11 @@ const rankSlack = 8
 // the share of rows that passed the filters (at least twice K, up to
 // rankMaxK), before errIncomplete.
 //
-// A query of several phrases is sorted by FTS5 (rank MATCH). A prefix is
+// A query of two phrases ORed or ANDed, neither a prefix, one of whose
+// words has a summary, goes to matchTop once with mode 'topor' or
+// 'topand' (rank.c's rankOr); when the function does not rank it, or its
+// page does not fill, the statement below answers. Any other query of
+// several phrases is sorted by FTS5 (rank MATCH). A prefix is
 // read ahead by the function, which then knows the K best before the first
 // row: only those pass the WHERE term, and SQLite sorts them, so joins run
 // for about K rows and no sort holds every match (the prefix's rows are
@@ -563,8 +567,10 @@ const notMaxK = 256
 var rankSeekMicros = 40
 
 // matchTop answers a bm25-ordered page for a query of one phrase that is
-// not a prefix. With narrow, the function ranks only the rows of the
-// sessions of the chosen sources (their ids, read in the same statement).
+// not a prefix (mode 'topterm'), or of two phrases ORed or ANDed ('topor',
+// 'topand'). With mode 'top' (narrow), the function ranks only the rows of
+// the sessions of the chosen sources (their ids, read in the same
+// statement).
 // One statement (one snapshot) does the ranking:
 // sessiondb_bm25(t, K, 't', 'top'), called on the query's first row, reads
 // the phrase's rows once and returns their number and the ids of the K best

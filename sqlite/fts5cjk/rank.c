@@ -1163,7 +1163,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 }
 
 /*
-** Two phrases ORed (DESIGN.md, "Two words ORed"), sessiondb_bm25(tbl, K,
+** Two phrases ORed (DESIGN.md, "Two phrases ORed"), sessiondb_bm25(tbl, K,
 ** 'tbl', 'topor'): the caller knows the query is A OR B, neither a prefix.
 ** bm25 sums IDF_A * g(f_A, D) and IDF_B * g(f_B, D), a term being 0 in a
 ** row without its phrase. The rows holding both are read first, all of
@@ -1178,6 +1178,14 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 ** rows and ranges in one order. Each score is computed in bm25's own
 ** operations, and every bound with the same monotonic operations, so they
 ** are compared exactly: no margin.
+**
+** sessiondb_bm25(tbl, K, 'tbl', 'topand'), for A B (DESIGN.md, "Two
+** phrases ANDed"): every matching row holds both; the summaries only
+** count each word's rows. With a summary for each word, the rowids are cut
+** at every range end of both, and a span's rows are bounded by the sum of
+** its two ranges' terms; spans are read (A AND B, rowid BETWEEN) while that
+** bound reaches the K-th best, or, past a budget, every row holding both
+** is read instead. With one summary, every row holding both is read.
 */
 typedef struct RankOrRow {
   sqlite3_int64 iRowid;

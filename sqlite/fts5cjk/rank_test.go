@@ -416,6 +416,43 @@ func TestRankPhraseFromSummary(t *testing.T) {
 	}
 }
 
+// TestRankPhraseGivesUp: a phrase whose rows lie in its token's ranges of
+// the lowest bounds (a rare phrase of a frequent word) is given up on
+// after an eighth of the token's rows were read range by range, and read
+// in one pass instead ("seek":0), with the same K best.
+func TestRankPhraseGivesUp(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
+	db := summaryDB(t)
+	for i := 1; i <= 200; i++ {
+		text := "c" + strings.Repeat(" y", i%7) // short rows: high bounds
+		if i > 128 {
+			text = strings.Repeat("y ", 40) + "c" // long rows: the last ranges
+		}
+		if i == 190 || i == 199 {
+			text += " z"
+		}
+		if _, err := db.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, i, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summarize(t, db, 200, 64, "c")
+	want, scores := bm25Order(t, db, `"c z"`)
+	var x string
+	if err := db.QueryRow(`SELECT sessiondb_bm25(t, 1, 't', 'topterm') FROM t WHERE t MATCH '"c z"' LIMIT 1`).Scan(&x); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Seek int
+		IDs  []int64
+	}
+	if err := json.Unmarshal([]byte(x), &res); err != nil {
+		t.Fatal(err)
+	}
+	if n := topK(scores, 1); res.Seek != 0 || !slices.Equal(res.IDs, want[:n]) {
+		t.Errorf(`"c z" K=1: seek %d, top %v; want seek 0 (given up), top %v`, res.Seek, res.IDs, want[:n])
+	}
+}
+
 // TestRankOrFromSummaries: 'topor' on "A OR B", and 'topand' on "A B",
 // return exactly the K best
 // of bm25 (ties with the K-th included, in bm25's order) when A or B has a
