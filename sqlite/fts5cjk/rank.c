@@ -485,6 +485,33 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   return SQLITE_OK;
 }
 
+/* rankInst reads the current row's phrase instances: p->aFreq[i], how
+** often phrase i occurs (every instance counted as phrase iAs when iAs >=
+** 0: a query of that phrase alone), and *pnMinLen, the length its
+** positions prove (an instance at offset o of a phrase of s tokens proves
+** its column holds o + s tokens or more). */
+static int rankInst(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
+                    int iAs, int *pnMinLen){
+  int i, nInst = 0, rc;
+  memset(p->aFreq, 0, sizeof(double) * (size_t)p->nPhrase);
+  memset(p->aColMin, 0, sizeof(int) * (size_t)p->nCol);
+  rc = pApi->xInstCount(pFts, &nInst);
+  for(i = 0; rc == SQLITE_OK && i < nInst; i++){
+    int ip, ic, io;
+    rc = pApi->xInst(pFts, i, &ip, &ic, &io);
+    if( rc == SQLITE_OK ){
+      if( iAs >= 0 ) ip = iAs;
+      p->aFreq[ip] += 1.0;
+      if( ic >= 0 && ic < p->nCol && io + p->aSize[ip] > p->aColMin[ic] ){
+        p->aColMin[ic] = io + p->aSize[ip];
+      }
+    }
+  }
+  *pnMinLen = 0;
+  for(i = 0; i < p->nCol; i++) *pnMinLen += p->aColMin[i];
+  return rc;
+}
+
 /* RANK_RETRY: rankAhead cannot vouch for an order without the IDF */
 #define RANK_RETRY (-1)
 
@@ -723,38 +750,41 @@ static int rankFeedRun(sqlite3_stmt *pStmt, RankFeed *f, const char *zQuery,
   return rc == SQLITE_OK ? SQLITE_ERROR : rc;
 }
 
-/* rankPhraseQuery returns the query's one phrase as an FTS5 string
-** ("a b ..."), made of its tokens, *pnTok of them; 0 when the query is not
-** one phrase or this SQLite cannot tell its tokens (*pRc says why, if it
-** failed). A phrase of one token is a term. */
-static char *rankPhraseQuery(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
-                             int *pnTok, int *pRc){
+/* rankPhraseText returns phrase iPhrase of the query as an FTS5 string
+** ("a b ..."), made of its tokens; 0 when this SQLite cannot tell its
+** tokens or it has none, or (*pRc SQLITE_NOMEM) out of memory. */
+static char *rankPhraseText(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int iPhrase, int *pRc){
+  int i, nTok = pApi->xPhraseSize(pFts, iPhrase);
   char *zQuery;
-  int i, nTok;
   *pRc = SQLITE_OK;
-  *pnTok = 0;
-  if( pApi->iVersion < 3 || pApi->xPhraseCount(pFts) != 1 ) return 0;
-  nTok = pApi->xPhraseSize(pFts, 0);
+  if( pApi->iVersion < 3 || nTok < 1 ) return 0;
   zQuery = sqlite3_mprintf("\"");
   for(i = 0; zQuery && i < nTok; i++){
     const char *z = 0;
     int n = 0;
-    if( pApi->xQueryToken(pFts, 0, i, &z, &n) != SQLITE_OK || z == 0 ){
+    if( pApi->xQueryToken(pFts, iPhrase, i, &z, &n) != SQLITE_OK || z == 0 ){
       sqlite3_free(zQuery);
       return 0;
     }
     zQuery = sqlite3_mprintf("%z%s%.*w", zQuery, i ? " " : "", n, z);
   }
   if( zQuery ) zQuery = sqlite3_mprintf("%z\"", zQuery);
-  if( zQuery == 0 ){
-    *pRc = SQLITE_NOMEM;
-    return 0;
-  }
-  if( nTok < 1 ){
-    sqlite3_free(zQuery);
-    return 0;
-  }
-  *pnTok = nTok;
+  if( zQuery == 0 ) *pRc = SQLITE_NOMEM;
+  return zQuery;
+}
+
+/* rankPhraseQuery returns the query's one phrase as an FTS5 string
+** (rankPhraseText), *pnTok its tokens; 0 when the query is not one phrase
+** or this SQLite cannot tell its tokens (*pRc says why, if it failed). A
+** phrase of one token is a term. */
+static char *rankPhraseQuery(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
+                             int *pnTok, int *pRc){
+  char *zQuery;
+  *pRc = SQLITE_OK;
+  *pnTok = 0;
+  if( pApi->xPhraseCount(pFts) != 1 ) return 0;
+  zQuery = rankPhraseText(pApi, pFts, 0, pRc);
+  if( zQuery ) *pnTok = pApi->xPhraseSize(pFts, 0);
   return zQuery;
 }
 
@@ -1237,7 +1267,7 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
   RankOr *o = (RankOr *)pArg;
   RankData *p = o->p;
   RankOrRow r;
-  int rc, n = 0, i, ip, ic, io;
+  int rc;
   if( ++o->nSeen % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(o->db) ) return SQLITE_INTERRUPT;
   memset(&r, 0, sizeof(r));
   r.iRowid = pApi->xRowid(pFts);
@@ -1246,18 +1276,10 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
     if( o->bCount ) o->aCount[o->iTerm]++;
     if( o->bAnd || rankAllowed(o->aBoth, o->nBoth, r.iRowid) ) return SQLITE_OK;
   }
-  for(i = 0; i < p->nCol; i++) p->aColMin[i] = 0;
-  rc = pApi->xInstCount(pFts, &n);
-  for(i = 0; rc == SQLITE_OK && i < n; i++){
-    rc = pApi->xInst(pFts, i, &ip, &ic, &io);
-    if( rc == SQLITE_OK && ip >= 0 && ip < 2 ){
-      if( o->iTerm >= 0 ) ip = o->iTerm;
-      r.aF[ip]++;
-      if( ic >= 0 && ic < p->nCol && io + p->aSize[ip] > p->aColMin[ic] ) p->aColMin[ic] = io + p->aSize[ip];
-    }
-  }
+  rc = rankInst(pApi, pFts, p, o->iTerm, &r.nMinLen);
   if( rc != SQLITE_OK ) return rc;
-  for(i = 0; i < p->nCol; i++) r.nMinLen += p->aColMin[i];
+  r.aF[0] = (int)p->aFreq[0];
+  r.aF[1] = (int)p->aFreq[1];
   if( o->iTerm < 0 && !o->bAnd ){
     if( o->nBoth == o->nBothAlloc ){
       int m = o->nBothAlloc ? o->nBothAlloc * 2 : 256;
@@ -1302,22 +1324,6 @@ static void rankOrHeap(RankData *p, RankOr *o){
   for(j = o->nRow / 2 - 1; j >= 0; j--) rankOrSift(o->aRow, o->nRow, j);
 }
 
-/* rankOrPhrase returns phrase i of the query as an FTS5 string. */
-static char *rankOrPhrase(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int i){
-  int j, nTok = pApi->xPhraseSize(pFts, i);
-  char *z = nTok > 0 ? sqlite3_mprintf("\"") : 0;
-  for(j = 0; z && j < nTok; j++){
-    const char *zTok = 0;
-    int n = 0;
-    if( pApi->xQueryToken(pFts, i, j, &zTok, &n) != SQLITE_OK || zTok == 0 ){
-      sqlite3_free(z);
-      return 0;
-    }
-    z = sqlite3_mprintf("%z%s%.*w", z, j ? " " : "", n, zTok);
-  }
-  return z ? sqlite3_mprintf("%z\"", z) : 0;
-}
-
 /* rankOr ranks A OR B as described above, into p (p->aRow, as rankAhead
 ** leaves it); with bAnd, A AND B, whose rows all hold both: only those
 ** are read, and the summaries only count the rows of each word. *pbDone
@@ -1349,8 +1355,8 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   o.bAnd = bAnd;
   for(i = 0; rc == SQLITE_OK && i < 2; i++){
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
-    azPhrase[i] = rankOrPhrase(pApi, pFts, i);
-    if( azPhrase[i] == 0 ) rc = SQLITE_NOMEM;
+    azPhrase[i] = rankPhraseText(pApi, pFts, i, &rc);
+    if( rc == SQLITE_OK && azPhrase[i] == 0 ) goto done;  /* tokens not told */
     if( rc == SQLITE_OK && p->aSize[i] == 1 ){
       const char *z = 0;
       char *zTerm;
@@ -1386,17 +1392,16 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   }
   /* a summary: its dirty ranges and the rows past through read whole and
   ** counted, its clean ranges kept as units */
+  if( rc == SQLITE_OK ){
+    /* room for every range of both (A OR B), or every span (A AND B: at
+    ** most one per range end of either, and the last) */
+    aUnit = (RankOrUnit *)sqlite3_realloc64(0, (unsigned long long)(anSum[0] / RANK_REC + anSum[1] / RANK_REC + 4) * sizeof(RankOrUnit));
+    if( aUnit == 0 ) rc = SQLITE_NOMEM;
+  }
   for(i = 0; rc == SQLITE_OK && i < 2; i++){
     int nR = anSum[i] / RANK_REC, iDirty = 0;
     sqlite3_int64 lo = iMin;
-    RankOrUnit *aNew;
     if( !abSum[i] ) continue;
-    aNew = (RankOrUnit *)sqlite3_realloc64(aUnit, (unsigned long long)(nUnit + nR + 1) * sizeof(RankOrUnit));
-    if( aNew == 0 ){
-      rc = SQLITE_NOMEM;
-      break;
-    }
-    aUnit = aNew;
     if( bSpans ){
       aRng[i] = (RankOrUnit *)sqlite3_realloc64(0, (unsigned long long)(nR + 1) * sizeof(RankOrUnit));
       if( aRng[i] == 0 ){
@@ -1467,9 +1472,6 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
     ** by 0.0 + IDF_A * g_A + IDF_B * g_B of its two ranges' best g */
     int a = 0, b = 0;
     sqlite3_int64 lo = iMin;
-    RankOrUnit *aNew = (RankOrUnit *)sqlite3_realloc64(aUnit, (unsigned long long)(anRng[0] + anRng[1] + 2) * sizeof(RankOrUnit));
-    if( aNew == 0 ) rc = SQLITE_NOMEM;
-    else aUnit = aNew;
     o.iTerm = -1;
     while( rc == SQLITE_OK ){
       sqlite3_int64 ha = a < anRng[0] ? aRng[0][a].hi : iMax, hb = b < anRng[1] ? aRng[1][b].hi : iMax;
@@ -1770,25 +1772,12 @@ static const RankRow *rankAheadRow(RankData *p, sqlite3_int64 iRowid){
 /* rankRowValue scores the current row, or prunes it by its bound. */
 static int rankRowValue(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                         RankData *p, double *pv){
-  int i, nInst = 0, nTok = 0, rc;
-  double minLen = 0.0, score;
-  memset(p->aFreq, 0, sizeof(double) * (size_t)p->nPhrase);
-  memset(p->aColMin, 0, sizeof(int) * (size_t)p->nCol);
-  rc = pApi->xInstCount(pFts, &nInst);
-  for(i = 0; rc == SQLITE_OK && i < nInst; i++){
-    int ip, ic, io;
-    rc = pApi->xInst(pFts, i, &ip, &ic, &io);
-    if( rc == SQLITE_OK ){
-      p->aFreq[ip] += 1.0;
-      if( ic >= 0 && ic < p->nCol && io + p->aSize[ip] > p->aColMin[ic] ){
-        p->aColMin[ic] = io + p->aSize[ip];
-      }
-    }
-  }
+  int nTok = 0, nMinLen = 0, rc;
+  double score;
+  rc = rankInst(pApi, pFts, p, -1, &nMinLen);
   if( rc != SQLITE_OK ) return rc;
   if( p->k > 0 && p->nTop == p->k ){
-    for(i = 0; i < p->nCol; i++) minLen += (double)p->aColMin[i];
-    if( rankScore(p, minLen) < p->aTop[0] ){
+    if( rankScore(p, (double)nMinLen) < p->aTop[0] ){
       *pv = RANK_PRUNED;
       return SQLITE_OK;
     }
