@@ -51,7 +51,8 @@ var fewRows = map[string]bool{"filler": true, "Padding": true}
 func isPhrase(q string) bool { return strings.Contains(q, " ") }
 
 // checkSummaries compares, for each query, the K best from the summaries
-// with those of a pass over every row, and search pages with plain bm25's;
+// with those of a pass over every row (ties included, or exactly K when
+// the summary skipped ranges of ties), and search pages with plain bm25's;
 // summarized says whether the summary must have answered.
 func checkSummaries(t *testing.T, s *sbStore, stage string, queries []string, summarized bool) {
 	t.Helper()
@@ -70,6 +71,11 @@ func checkSummaries(t *testing.T, s *sbStore, stage string, queries []string, su
 			// thousands of rows, for a page.
 			if k <= 28 && !fewRows[q] && used != summarized {
 				t.Errorf("%s: %q K=%d: from the summary %v, want %v", stage, q, k, used, summarized)
+			}
+			// From a summary that skipped ranges of rows tied with the
+			// K-th best, exactly the K best (the pass adds every tie).
+			if used && len(got) == k && len(want) > k {
+				want = want[:k]
 			}
 			if gotHits != wantHits || !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: %q K=%d: %d hits %.200s\nwant %d hits %.200s", stage, q, k, gotHits, fmt.Sprint(got), wantHits, fmt.Sprint(want))

@@ -574,7 +574,8 @@ var rankSeekMicros = 40
 // One statement (one snapshot) does the ranking:
 // sessiondb_bm25(t, K, 't', 'top'), called on the query's first row, reads
 // the phrase's rows once and returns their number and the ids of the K best
-// (ties with the K-th included) in rank order; json_each walks the ids (its
+// (ties with the K-th included, unless ranges of them were skipped) in rank
+// order; json_each walks the ids (its
 // key is the row's place), each id is joined to its message and session
 // for the filters, and a window numbers the rows that pass them; only the
 // page's rows are read in full. SQLite's cost is K rows, not every match.

@@ -4,3 +4,5 @@ package fts5cjk
 var ShortcutLists = shortcutLists
 
 var SetRankFlushMin = setRankFlushMin
+
+var RangesRead = rangesRead

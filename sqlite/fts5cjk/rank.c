@@ -66,7 +66,8 @@
 ** prefix apart): when that term, or a token of that phrase, has a range
 ** summary (below), it reads only the rows that can rank instead of all of
 ** them, and says so ("seek":1); a phrase of several tokens then has
-** "hits":-1 (its rows not counted).
+** "hits":-1 (its rows not counted). When it skipped ranges of rows tying
+** with the K-th best (rankTieRowid), "ids" holds exactly the K best.
 ** sessiondb_bm25(tbl, R, 'name', 'ranges', 'lo,hi,...'), on the first row
 ** of a one-token query, returns the summary of its rows in each rowid span,
 ** in ranges of R rows (a blob). sessiondb_bm25(tbl, 0, '', 'feed', p) hands the row
@@ -146,24 +147,26 @@ static void rankDataFree(void *pData){
   sqlite3_free(p);
 }
 
-/* RANK_SIFT defines NAME(a, n, i), which restores the max-heap (by member
-** KEY) a[0..n) of TYPE below a[i]. */
-#define RANK_SIFT(NAME, TYPE, KEY) \
+/* RANK_SIFT defines NAME(a, n, i), which restores the max-heap a[0..n) of
+** TYPE below a[i], BEFORE(x, y) telling whether *x goes before *y. */
+#define RANK_SIFT(NAME, TYPE, BEFORE) \
 static void NAME(TYPE *a, int n, int i){ \
   TYPE x = a[i]; \
   for(;;){ \
     int c = 2 * i + 1; \
     if( c >= n ) break; \
-    if( c + 1 < n && a[c + 1].KEY > a[c].KEY ) c++; \
-    if( a[c].KEY <= x.KEY ) break; \
+    if( c + 1 < n && BEFORE(&a[c + 1], &a[c]) ) c++; \
+    if( !BEFORE(&a[c], &x) ) break; \
     a[i] = a[c]; \
     i = c; \
   } \
   a[i] = x; \
 }
 
+#define RANK_BY_SCORE(x, y) ((x)->score > (y)->score)
+
 /* rankSiftDown restores the max-heap (by score) a[0..n) below a[i]. */
-RANK_SIFT(rankSiftDown, RankRow, score)
+RANK_SIFT(rankSiftDown, RankRow, RANK_BY_SCORE)
 
 static int rankByRowid(const void *pA, const void *pB){
   sqlite3_int64 a = ((const RankRow *)pA)->iRowid, b = ((const RankRow *)pB)->iRowid;
@@ -254,6 +257,10 @@ typedef struct RankAhead {
   /* the summary of the range being read (rankFromSummary), 0 for none:
   ** it proves a least length for each frequency (rankFrontLen) */
   const struct RankRange *pFront;
+  /* ranges of rows tying with the K-th best were skipped (rankTieRowid):
+  ** of the rows tying with it only the first are known, so exactly the K
+  ** best are kept */
+  int bTiesCut;
   int bAllow;                  /* only rows in aAllow can be kept */
   const sqlite3_int64 *aAllow; /* ascending */
   int nAllow;
@@ -568,6 +575,7 @@ static int rankAhead(RankData *p, RankAhead *a, int bOrderOnly){
     const RankRow *x = &a->aRow[i - 1], *y = &a->aRow[i];
     if( x->score != y->score && y->score >= rankCut(x->score) ) return RANK_RETRY;
   }
+  if( a->bTiesCut && n > p->k ) n = p->k;
   for(i = 0; i < n; i++) a->aRow[i].u.iPlace = i;
   qsort(a->aRow, (size_t)n, sizeof(RankRow), rankByRowid);
   p->aRow = a->aRow;
@@ -891,6 +899,9 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 ** lookups included, 15-25 us; a pass, 0.12-0.35 us a row. */
 int fts5cjk_rank_range_rows = 200;
 
+/* ranges of one-phrase summaries read (rankFromSummary): for tests */
+long long fts5cjk_rank_ranges_read = 0;
+
 /* RankBound is a clean range and the largest g its rows can have. */
 typedef struct RankBound {
   double g;
@@ -898,8 +909,15 @@ typedef struct RankBound {
   int iRange;  /* its place in the summary */
 } RankBound;
 
-/* rankBoundSift restores the max-heap (by g) a[0..n) below a[i]. */
-RANK_SIFT(rankBoundSift, RankBound, g)
+/* rankBoundBefore orders ranges by falling g, equal ones by rowid: rows
+** that tie are ranked by rowid, so the first of them are found first, and
+** the ranges after them skipped (rankTieRowid). */
+static int rankBoundBefore(const RankBound *x, const RankBound *y){
+  return x->g > y->g || (x->g == y->g && x->lo < y->lo);
+}
+
+/* rankBoundSift restores the max-heap (rankBoundBefore) a[0..n) below a[i]. */
+RANK_SIFT(rankBoundSift, RankBound, rankBoundBefore)
 
 /* rankBoundAt returns the range of the i-th largest bound of the n in a,
 ** a max-heap in a[0..*pnHeap) followed by the ranges taken from it in
@@ -914,6 +932,28 @@ static const RankBound *rankBoundAt(RankBound *a, int n, int *pnHeap, int i){
     rankBoundSift(a, m, 0);
   }
   return &a[n - 1 - i];
+}
+
+/* rankTieRowid is, once K rows were looked up and rankFlush ran, a rowid
+** past which no row whose g is at most the K-th best g can rank: the K-th
+** of the looked-up rows of g at least the K-th best's, those above its
+** rounding margin (rankCut) first, then the others by rowid. Each of them
+** scores at least as much as such a row x: those above the margin more,
+** the others perhaps as much, and then they come first when their rowid
+** is smaller. So when K of them come before x, x cannot rank. (It reorders
+** a->aRow, which rankFlush and rankAhead heap again.) */
+static sqlite3_int64 rankTieRowid(RankAhead *a){
+  double t = a->aTopG[0];
+  int i, m = a->p->k;
+  for(i = 0; i < a->nRow; i++){
+    if( a->aRow[i].nTok >= 0 && a->aRow[i].score > t + t * 1e-13 ) m--;
+  }
+  qsort(a->aRow, (size_t)a->nRow, sizeof(RankRow), rankByRowid);
+  for(i = 0; i < a->nRow; i++){
+    const RankRow *r = &a->aRow[i];
+    if( r->nTok >= 0 && r->score >= t && r->score <= t + t * 1e-13 && --m == 0 ) return r->iRowid;
+  }
+  return 0x7fffffffffffffffLL;  /* fewer than K (not reached: rankFlush keeps them) */
 }
 
 /* rankRangeG is the best g of a range's frontier: no row of it has more. */
@@ -1076,7 +1116,8 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   RankBound *aBound = 0;
   RankRange front;
   RankFeed f;
-  int rc, nSum = 0, nDirty = 0, bFound = 0, i, iDirty = 0, nBound = 0, nTok = 0;
+  int rc, nSum = 0, nDirty = 0, bFound = 0, i, iDirty = 0, nBound = 0, nTok = 0, nRangeRead = 0, nGiveUp;
+  int bCJK = strcmp(zTable, "messages_fts_cjk") == 0;
   int nFlush0 = a->nFlush;
   *pbUsed = 0;
   zQuery = rankPhraseQuery(pApi, pFts, &nTok, &rc);
@@ -1088,8 +1129,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   ** the pass). A run of CJK characters merges a doclist per bigram over
   ** longer rows, and gains from the summaries' least size up (数据库 at
   ** 1M, 数据's 343 ranges: 16 ms by the pass, 3 from the summary). */
-  if( nTok > 1 && fts5cjk_rank_range_rows > 0 && nRange < RANK_PHRASE_MIN
-      && strcmp(zTable, "messages_fts_cjk") != 0 ){
+  if( nTok > 1 && fts5cjk_rank_range_rows > 0 && nRange < RANK_PHRASE_MIN && !bCJK ){
     sqlite3_free(zTerm);
     zTerm = 0;
   }
@@ -1157,16 +1197,30 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     ** pass, or when the first 16 ranges found the phrase in fewer than an
     ** eighth of the token's rows, the pass answers. */
     nBudget = nTok > 1 && fts5cjk_rank_range_rows > 0 ? nClean / fts5cjk_rank_range_rows : -1;
+    /* The share of the clean rows read before one pass answers instead:
+    ** a phrase gives up at half of a word's, as its pass is longer, but so
+    ** is a range; on the CJK index at twice as many, as its pass looks up
+    ** far more lengths (positions prove little there): 1 us a row at 1M
+    ** against 0.12-0.35 on the word index, a range 50-65 us on both (搜索:
+    ** 25 of its 95 ranges, 1.7 ms; its pass 5.5 ms). */
+    nGiveUp = (nTok > 1 ? 2 * RANK_GIVE_UP : RANK_GIVE_UP) / (bCJK ? 2 : 1);
     for(i = 0; rc == SQLITE_OK && i < nBound; i++){
       b = rankBoundAt(aBound, nBound, &nHeap, i);
       if( a->nRow > 0 ) rc = rankFlush(a);
       if( rc != SQLITE_OK || (a->nTopG == p->k && b->g < a->cut) ) break;
+      /* Rows tying with the K-th best over many ranges (equal lengths):
+      ** taken in rowid order, the ranges after those ties are skipped. */
+      if( a->nTopG == p->k && b->g <= a->aTopG[0] && b->lo > rankTieRowid(a) ){
+        a->bTiesCut = 1;
+        continue;
+      }
       /* Ties or near-ties spread over most ranges (a word in most rows):
-      ** reading range by range would cost more than one pass. (A phrase
-      ** gives up at half that: its pass is longer, but so is a range.) */
-      if( nCleanRead * (nTok > 1 ? 2 * RANK_GIVE_UP : RANK_GIVE_UP) > nClean ) break;
-      if( nBudget >= 0 && (i > nBudget || (i == 16 && (a->nHit - nRead) * 8 < nCleanRead)) ) break;
+      ** reading range by range would cost more than one pass. */
+      if( nCleanRead * nGiveUp > nClean ) break;
+      if( nBudget >= 0 && (nRangeRead > nBudget || (nRangeRead == 16 && (a->nHit - nRead) * 8 < nCleanRead)) ) break;
       rankRangeDecode(&aSum[b->iRange * RANK_REC], &front);
+      nRangeRead++;
+      fts5cjk_rank_ranges_read++;
       nCleanRead += front.n;
       a->pFront = &front;
       rc = rankFeedRun(pFeed, &f, zQuery, b->lo, b->hi);
@@ -1174,7 +1228,7 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     }
     if( getenv("SESSIONDB_RANK_STATS") ){
       fprintf(stderr, "%s from the summary of %s: %d clean ranges, %d read, %lld rows read, %lld dirty/new, %lld hits\n",
-              zQuery, zTerm, nBound, i, (long long)nCleanRead, (long long)nRead, (long long)a->nHit);
+              zQuery, zTerm, nBound, nRangeRead, (long long)nCleanRead, (long long)nRead, (long long)a->nHit);
     }
     if( nBound < 0 || (i < nBound && !(a->nTopG == p->k && b->g < a->cut)) ){
       rankAheadRestart(a, nFlush0);  /* gave up */
@@ -1249,8 +1303,8 @@ typedef struct RankOr {
   sqlite3_int64 nSeen;
 } RankOr;
 
-RANK_SIFT(rankOrSift, RankOrRow, score)
-RANK_SIFT(rankOrUnitSift, RankOrUnit, score)
+RANK_SIFT(rankOrSift, RankOrRow, RANK_BY_SCORE)
+RANK_SIFT(rankOrUnitSift, RankOrUnit, RANK_BY_SCORE)
 
 /* rankOrScore is bm25's sum for the row's frequencies and a length D. */
 static double rankOrScore(RankData *p, const RankOrRow *r, double D){

@@ -3,6 +3,7 @@ package fts5cjk
 /*
 extern int fts5cjk_rank_flush_min;
 extern int fts5cjk_rank_range_rows;
+extern long long fts5cjk_rank_ranges_read;
 */
 import "C"
 
@@ -25,3 +26,7 @@ func SetRangeReadCost(rows int) int {
 	C.fts5cjk_rank_range_rows = C.int(rows)
 	return old
 }
+
+// rangesRead is how many ranges of one-phrase summaries sessiondb_bm25 has
+// read in this process (rank.c): tests tell from it how far a query read.
+func rangesRead() int64 { return int64(C.fts5cjk_rank_ranges_read) }

@@ -390,18 +390,7 @@ func TestRankPhraseFromSummary(t *testing.T) {
 			t.Fatalf(`"a b": bm25 %v for rows %v, want a tie led by row 1 (the test's premise)`, scores, want)
 		}
 		for _, k := range []int{1, 2, 28} {
-			var x string
-			if err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topterm') FROM t WHERE t MATCH ? LIMIT 1`, k), c.q).Scan(&x); err != nil {
-				t.Fatalf("%s K=%d: %v", c.q, k, err)
-			}
-			var res struct {
-				Hits int
-				Seek int
-				IDs  []int64
-			}
-			if err := json.Unmarshal([]byte(x), &res); err != nil {
-				t.Fatal(err)
-			}
+			res := topTerm(t, db, "t", c.q, k)
 			n := topK(scores, k)
 			if !slices.Equal(res.IDs, want[:n]) {
 				t.Errorf("%s K=%d: top %v, want %v", c.q, k, res.IDs, want[:n])
@@ -437,19 +426,91 @@ func TestRankPhraseGivesUp(t *testing.T) {
 	}
 	summarize(t, db, 200, 64, "c")
 	want, scores := bm25Order(t, db, `"c z"`)
-	var x string
-	if err := db.QueryRow(`SELECT sessiondb_bm25(t, 1, 't', 'topterm') FROM t WHERE t MATCH '"c z"' LIMIT 1`).Scan(&x); err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Seek int
-		IDs  []int64
-	}
-	if err := json.Unmarshal([]byte(x), &res); err != nil {
-		t.Fatal(err)
-	}
+	res := topTerm(t, db, "t", `"c z"`, 1)
 	if n := topK(scores, 1); res.Seek != 0 || !slices.Equal(res.IDs, want[:n]) {
 		t.Errorf(`"c z" K=1: seek %d, top %v; want seek 0 (given up), top %v`, res.Seek, res.IDs, want[:n])
+	}
+}
+
+// TestRankTiesSkipRanges: rows tying with the K-th best in every range of
+// a term's summary (equal lengths) are read in rowid order, and the ranges
+// after the first of them are skipped: 'topterm' answers from the summary
+// ("seek" 1; reading every tied range is more than a quarter of the rows,
+// which would give up), with bm25's K best in its order, and no row tied
+// with the K-th after it (only the first of them are known). The range of
+// the best row
+// also holds a tied row of a large rowid (read first, it must not stop the
+// reading of the tied rows before it).
+func TestRankTiesSkipRanges(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
+	db := summaryDB(t)
+	for i := 1; i <= 800; i++ {
+		text := "y y y y y y"
+		switch {
+		case i == 300 || i == 350:
+			text = "c" // the best rows
+		case i%4 == 1 || i == 351:
+			text = "c y y y" // the tied rows
+		case i%4 == 2:
+			text = "c" + strings.Repeat(" y", 30+i%5) // far below them
+		}
+		if _, err := db.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, i, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summarize(t, db, 800, 8, "c")
+	// The fewest ranges that hold the K best: those of rows 300 and 350
+	// (the phrase reads both, their bound being highest), then those of
+	// the first tied rows, 4 to a range.
+	ranges := map[string][]int64{"c": {1, 3, 4}, `"c y"`: {3, 3, 5}}
+	for _, q := range []string{"c", `"c y"`} {
+		want, _ := bm25Order(t, db, q)
+		for i, k := range []int{1, 3, 10} {
+			read := fts5cjk.RangesRead()
+			res := topTerm(t, db, "t", q, k)
+			if n := fts5cjk.RangesRead() - read; n != ranges[q][i] {
+				t.Errorf("%s K=%d: %d ranges read, want %d", q, k, n, ranges[q][i])
+			}
+			if !slices.Equal(res.IDs, want[:k]) {
+				t.Errorf("%s K=%d: top %v, want %v", q, k, res.IDs, want[:k])
+			}
+			if res.Seek != 1 {
+				t.Errorf("%s K=%d: not answered from the summary (seek %d)", q, k, res.Seek)
+			}
+			if q == "c" && res.Hits != len(want) {
+				t.Errorf("%s K=%d: %d hits, want %d", q, k, res.Hits, len(want))
+			}
+		}
+	}
+}
+
+// TestRankGiveUpShare: a term whose K best lie in its first ranges by
+// bound is read from its summary while that costs less than a pass: up to
+// a quarter of its rows on the word index, and up to half of them on the
+// CJK index (whose pass looks up more lengths). Here the K = 4 best, one
+// in each of four ranges of 8 of the term's 64 rows, take 32 rows.
+func TestRankGiveUpShare(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
+	db := summaryDB(t)
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE messages_fts_cjk USING fts5(x)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"t", "messages_fts_cjk"} {
+		for i := 1; i <= 64; i++ {
+			text := "c" + strings.Repeat(" y", 20+i%3) // long rows, far below
+			if i%8 == 1 && i < 64 {
+				text = "c" + strings.Repeat(" y", i/8) // each range's best: 1 to 8 tokens
+			}
+			if _, err := db.Exec(`INSERT INTO `+table+`(rowid, x) VALUES (?, ?)`, i, text); err != nil {
+				t.Fatal(err)
+			}
+		}
+		summarizeIn(t, db, table, 64, 8, "c")
+		want, _ := bm25Order(t, db, "c")
+		res := topTerm(t, db, table, "c", 4)
+		if wantSeek := map[string]int{"t": 0, "messages_fts_cjk": 1}[table]; res.Seek != wantSeek || !slices.Equal(res.IDs, want[:4]) {
+			t.Errorf("%s: seek %d, top %v; want seek %d, top %v", table, res.Seek, res.IDs, wantSeek, want[:4])
+		}
 	}
 }
 
@@ -598,12 +659,39 @@ func summaryDB(t *testing.T) *sql.DB {
 // ranges of per rows, as seen at the dirty log's start.
 func summarize(t *testing.T, db *sql.DB, through, per int, terms ...string) {
 	t.Helper()
+	summarizeIn(t, db, "t", through, per, terms...)
+}
+
+// summarizeIn is summarize for the FTS5 table named table.
+func summarizeIn(t *testing.T, db *sql.DB, table string, through, per int, terms ...string) {
+	t.Helper()
 	for _, term := range terms {
-		if _, err := db.Exec(fmt.Sprintf(`INSERT INTO sessiondb_rank_terms VALUES ('t', ?1, %[1]d, 0,
-			(SELECT sessiondb_bm25(t, %[2]d, 't', 'ranges', '0,%[1]d') FROM t WHERE t MATCH '"' || ?1 || '"' LIMIT 1))`, through, per), term); err != nil {
+		if _, err := db.Exec(fmt.Sprintf(`INSERT INTO sessiondb_rank_terms VALUES ('%[3]s', ?1, %[1]d, 0,
+			(SELECT sessiondb_bm25(%[3]s, %[2]d, '%[3]s', 'ranges', '0,%[1]d') FROM %[3]s WHERE %[3]s MATCH '"' || ?1 || '"' LIMIT 1))`, through, per, table), term); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// topResult is the JSON of sessiondb_bm25's 'top' modes.
+type topResult struct {
+	Hits int
+	Seek int
+	IDs  []int64
+}
+
+// topTerm returns sessiondb_bm25(table, k, 'table', 'topterm') for q.
+func topTerm(t *testing.T, db *sql.DB, table, q string, k int) topResult {
+	t.Helper()
+	var x string
+	if err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'topterm') FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1`, table, k), q).Scan(&x); err != nil {
+		t.Fatalf("%s K=%d: %v", q, k, err)
+	}
+	var res topResult
+	if err := json.Unmarshal([]byte(x), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // bm25Order returns the rows of t matching q in the order of ORDER BY
