@@ -73,6 +73,12 @@ func rankScaleStore(t *testing.T) *sbStore {
 // rankWant is the page plain bm25 gives (ties in id order): id, snippet.
 func rankWant(t *testing.T, s *sbStore, q string, o sessiondb.SearchOptions) []string {
 	t.Helper()
+	return rankWantIn(t, s, "messages_fts", q, o)
+}
+
+// rankWantIn is rankWant for the query q of index table.
+func rankWantIn(t *testing.T, s *sbStore, table, q string, o sessiondb.SearchOptions) []string {
+	t.Helper()
 	cond, args := "", []any{q}
 	if o.Sources != nil {
 		cond += " AND s.source IN (" + placeholderList(len(o.Sources)) + ")"
@@ -86,10 +92,10 @@ func rankWant(t *testing.T, s *sbStore, q string, o sessiondb.SearchOptions) []s
 			args = append(args, v)
 		}
 	}
-	rows, err := s.raw.Query(`SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+	rows, err := s.raw.Query(strings.ReplaceAll(`SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
 		JOIN sessions s ON s.id = m.session_id
 		WHERE messages_fts MATCH ? AND (m.active = 1 OR m.compacted = 1)
-		AND COALESCE(m.display_kind, '') <> 'hidden'`+cond+` ORDER BY bm25(messages_fts), m.id LIMIT ? OFFSET ?`,
+		AND COALESCE(m.display_kind, '') <> 'hidden'`+cond+` ORDER BY bm25(messages_fts), m.id LIMIT ? OFFSET ?`, "messages_fts", table),
 		append(args, o.Limit, o.Offset)...)
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +115,8 @@ func rankWant(t *testing.T, s *sbStore, q string, o sessiondb.SearchOptions) []s
 	page := []string{}
 	for _, id := range ids {
 		var snippet string
-		if err := s.raw.QueryRow(`SELECT snippet(messages_fts, -1, '>>>', '<<<', '...', 40) FROM messages_fts
-			WHERE messages_fts MATCH ? AND rowid = ?`, q, id).Scan(&snippet); err != nil {
+		if err := s.raw.QueryRow(strings.ReplaceAll(`SELECT snippet(messages_fts, -1, '>>>', '<<<', '...', 40) FROM messages_fts
+			WHERE messages_fts MATCH ? AND rowid = ?`, "messages_fts", table), q, id).Scan(&snippet); err != nil {
 			t.Fatal(err)
 		}
 		page = append(page, fmt.Sprint(id), snippet)

@@ -32,6 +32,11 @@ const (
 var (
 	// rankRangeRows is how many rows of a term a range summarizes.
 	rankRangeRows = 64
+	// rankCountOnly is how many times more rows a range of a Latin word of
+	// the CJK index summarizes: such a word is searched in the word index,
+	// and on the CJK index only beside CJK text ("docker 部署"), where its
+	// summary spares counting its rows (bm25's IDF) in a pass.
+	rankCountOnly = 64
 	// rankMinDocs is the least number of rows a term is in for a summary
 	// (and at least one in rankMinShare of the rows).
 	rankMinDocs  int64 = 6000
@@ -52,6 +57,21 @@ func rankTables(ctx context.Context, q querier) (bool, error) {
 type rankKey struct{ fts, term string }
 
 func (k rankKey) String() string { return k.fts + " " + strconv.Quote(k.term) }
+
+// rangeRows is how many rows of the term a range of its summary holds.
+func (k rankKey) rangeRows() int {
+	if countOnly(k.fts, k.term) {
+		return rankRangeRows * rankCountOnly
+	}
+	return rankRangeRows
+}
+
+// countOnly reports whether the summary of term in index fts serves to
+// count its rows only: a Latin word of the CJK index (rankCountOnly).
+func countOnly(fts, term string) bool {
+	r, _ := utf8.DecodeRuneInString(term)
+	return fts == "messages_fts_cjk" && !fts5cjk.IsCJK(r)
+}
 
 // SummarizeTerms makes (or brings up to date) the range summaries of every
 // term of the word and CJK indexes found in at least rankMinDocs rows: it
@@ -81,11 +101,7 @@ func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) (int, error
 			return 0, db.mapErr("read the vocabulary of "+t, err)
 		}
 		for _, w := range words {
-			// The CJK index also holds the Latin words, which are searched
-			// in the word index: only its bigrams are worth a summary.
-			if r, _ := utf8.DecodeRuneInString(w); t != "messages_fts_cjk" || fts5cjk.IsCJK(r) {
-				terms = append(terms, rankKey{t, w})
-			}
+			terms = append(terms, rankKey{t, w})
 		}
 	}
 	if len(terms) == 0 {
@@ -292,7 +308,7 @@ func (db *DB) nextSummary(ctx context.Context, k rankKey) (old, next *rankSummar
 		}
 		var b []byte
 		err := tx.QueryRowContext(ctx, fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, ?, '%[1]s', 'ranges', ?) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", k.fts),
-			rankRangeRows, strings.Join(text, ","), quoteTerm(k.term)).Scan(&b)
+			k.rangeRows(), strings.Join(text, ","), quoteTerm(k.term)).Scan(&b)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil // no row holds it
 		}

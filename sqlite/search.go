@@ -378,6 +378,20 @@ func (s *searcher) summarized(ctx context.Context, table string, terms []string,
 	return err == nil && n > 0
 }
 
+// boundingTerms returns those of terms of index table whose summaries
+// bound rows: on the CJK index a Latin word's summary only counts its rows
+// (rankCountOnly), so a query of a Latin word and a CJK phrase without a
+// summary is sorted by the statement, which is faster there.
+func boundingTerms(table string, terms []string) []string {
+	var out []string
+	for _, t := range terms {
+		if !countOnly(table, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // rankPhraseMinCJK is rank.c's RANK_PHRASE_MIN_CJK: a run of CJK
 // characters is read from the summary of one of its bigrams only when
 // that summary holds this many ranges (a variable: tests on small tables
@@ -465,7 +479,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			top = true
 		}
 	}
-	if mode, terms := twoPhrases(q); !top && mode != "" && s.summarized(ctx, table, terms, 0) {
+	if mode, terms := twoPhrases(q); !top && mode != "" && s.summarized(ctx, table, boundingTerms(table, terms), 0) {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
 			return nil, err
