@@ -284,11 +284,14 @@ func TestRankTop(t *testing.T) {
 				}
 				// Among allowed rowids only: the K best of those, by the
 				// same scores, ties with the K-th included; hits still
-				// count every row.
-				for _, allow := range []func(int64) bool{
+				// count every row. Dense ids are kept as a bitmap, sparse
+				// ones (the last set: ids far apart) as a sorted array.
+				for a, allow := range []func(int64) bool{
 					func(id int64) bool { return id%3 == 0 },
 					func(id int64) bool { return id%7 == 1 || id > 10_000 },
 					func(int64) bool { return false },
+					func(id int64) bool { return id%5 == 2 },
+					func(id int64) bool { return id >= 100 && id < 400 }, // rows on both sides
 				} {
 					var ids []string
 					var wantA []int64
@@ -303,6 +306,9 @@ func TestRankTop(t *testing.T) {
 						if allow(id) {
 							ids = append(ids, strconv.FormatInt(id, 10))
 						}
+					}
+					if a == 3 {
+						ids = append(ids, "-9223372036854775808", "9223372036854775807")
 					}
 					slices.Reverse(ids) // any order
 					var top string
