@@ -66,8 +66,10 @@ func (k rankKey) rangeRows() int {
 	return rankRangeRows
 }
 
-// countOnly reports whether the summary of term in index fts serves to
-// count its rows only: a Latin word of the CJK index (rankCountOnly).
+// countOnly reports whether the summary of term in index fts is made to
+// count its rows: a Latin word of the CJK index, whose ranges are
+// rankCountOnly times longer and bound little (they still cut the spans
+// of "A B" when the other word has a summary too).
 func countOnly(fts, term string) bool {
 	r, _ := utf8.DecodeRuneInString(term)
 	return fts == "messages_fts_cjk" && !fts5cjk.IsCJK(r)

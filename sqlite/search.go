@@ -379,9 +379,9 @@ func (s *searcher) summarized(ctx context.Context, table string, terms []string,
 }
 
 // boundingTerms returns those of terms of index table whose summaries
-// bound rows: on the CJK index a Latin word's summary only counts its rows
-// (rankCountOnly), so a query of a Latin word and a CJK phrase without a
-// summary is sorted by the statement, which is faster there.
+// bound rows well: on the CJK index a Latin word's summary is made to count
+// its rows (countOnly), so a query of a Latin word and a CJK phrase without
+// a summary is sorted by the statement, which is faster there.
 func boundingTerms(table string, terms []string) []string {
 	var out []string
 	for _, t := range terms {
@@ -589,10 +589,10 @@ var rankSeekMicros = 40
 // sessiondb_bm25(t, K, 't', 'top'), called on the query's first row, reads
 // the phrase's rows once and returns their number and the ids of the K best
 // (ties with the K-th included, unless ranges of them were skipped) in rank
-// order; json_each walks the ids (its
-// key is the row's place), each id is joined to its message and session
-// for the filters, and a window numbers the rows that pass them; only the
-// page's rows are read in full. SQLite's cost is K rows, not every match.
+// order; json_each walks the ids (its key is the row's place), each id is
+// joined to its message and session for the filters, and a window numbers
+// the rows that pass them; only the page's rows are read in full. SQLite's
+// cost is K rows, not every match.
 // The first row comes back too, as a marker carrying how many rows the
 // array held: a short page is complete when the array held fewer than K
 // rows (every match), and errIncomplete otherwise. The function fails with
