@@ -368,6 +368,9 @@ const phraseRE = `(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)`
 // summary of at least minRanges ranges (no when the file has none, or on
 // any error: the other route answers).
 func (s *searcher) summarized(ctx context.Context, table string, terms []string, minRanges int) bool {
+	if len(terms) == 0 {
+		return false
+	}
 	args := []any{table, minRanges * rankRec}
 	for _, t := range terms {
 		args = append(args, t)
@@ -396,7 +399,7 @@ func boundingTerms(table string, terms []string) []string {
 // characters is read from the summary of one of its bigrams only when
 // that summary holds this many ranges (a variable: tests on small tables
 // set it to 0, as they make ranges cost nothing in rank.c).
-var rankPhraseMinCJK = 157
+var rankPhraseMinCJK = fts5cjk.PhraseMinCJK()
 
 // bigrams returns the tokens of the CJK index for q, quoted or not, when
 // it is a run of two or more CJK characters (a phrase of its bigrams), and
