@@ -49,8 +49,15 @@ func orTop(t *testing.T, s *sbStore, table, q string, k int) (ids []int64, ranke
 	if strings.Contains(q, " OR ") {
 		mode = "topor"
 	}
+	return modeTop(t, s, table, q, k, "'"+mode+"'")
+}
+
+// modeTop runs sessiondb_bm25(table, k, 'table', mode...) for q: the ids
+// of the K best rows it returns, or not ranked (SQLITE_RANGE).
+func modeTop(t *testing.T, s *sbStore, table, q string, k int, mode string, args ...any) (ids []int64, ranked bool) {
+	t.Helper()
 	var x string
-	err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s') FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", table, k, mode), q).Scan(&x)
+	err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', %[3]s) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", table, k, mode), append(args, q)...).Scan(&x)
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.Code == sqlite3.ErrRange {
 		return nil, false

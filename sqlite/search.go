@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -288,12 +289,16 @@ var snippetTexts = map[string]string{
 // layout it is handed the row's texts from the message row the search
 // joins, instead of FTS5 reading them again through the content view (a
 // query per row). The legacy layout's indexes keep their own text.
-func (s *searcher) snippetSQL(table string) string {
+func (s *searcher) snippetSQL(table string) string { return s.snippetWith("sessiondb_snippet", table) }
+
+// snippetWith is snippetSQL made by fn, sessiondb_snippet or
+// sessiondb_snippet_one (a query whose phrases stand for one).
+func (s *searcher) snippetWith(fn, table string) string {
 	texts := ""
 	if t, ok := snippetTexts[table]; ok && !s.db.legacy() {
 		texts = ", " + t
 	}
-	return "sessiondb_snippet(" + table + ", -1, '>>>', '<<<', '...', 40" + texts + ")"
+	return fn + "(" + table + ", -1, '>>>', '<<<', '...', 40" + texts + ")"
 }
 
 // matchSQL selects the hit columns of the rows of table matching q, with
@@ -401,6 +406,32 @@ func boundingTerms(table string, terms []string) []string {
 // set it to 0, as they make ranges cost nothing in rank.c).
 var rankPhraseMinCJK = fts5cjk.PhraseMinCJK()
 
+// prefixWord matches a prefix query of ASCII letters and digits, which the
+// word index's tokenizer (unicode61) makes one token of, in lower case.
+var prefixWord = regexp.MustCompile(`^[A-Za-z0-9]+\*$`)
+
+// rankSumMax is rank.c's RANK_SUM_MAX: the most terms a prefix may stand
+// for to be ranked from their summaries.
+const rankSumMax = 16
+
+// prefixTerms returns the terms of index table that begin with word, in
+// the index's order (fts5cjk's sessiondb_prefix_terms reads them from the
+// index's pages); nil when more than rankSumMax, or when the index cannot
+// be read that way.
+func (s *searcher) prefixTerms(ctx context.Context, table, word string) ([]string, error) {
+	var js sql.NullString
+	if err := s.db.read.QueryRowContext(ctx, "SELECT sessiondb_prefix_terms(?, ?, ?)", table, word, rankSumMax).Scan(&js); err != nil {
+		return nil, err
+	}
+	var terms []string
+	if js.Valid {
+		if err := json.Unmarshal([]byte(js.String), &terms); err != nil {
+			return nil, err
+		}
+	}
+	return terms, nil
+}
+
 // bigrams returns the tokens of the CJK index for q, quoted or not, when
 // it is a run of two or more CJK characters (a phrase of its bigrams), and
 // nil otherwise.
@@ -451,7 +482,10 @@ const rankSlack = 8
 // words has a summary, goes to matchTop once with mode 'topor' or
 // 'topand' (rank.c's rankOr); when the function does not rank it, or its
 // page does not fill, the statement below answers. Any other query of
-// several phrases is sorted by FTS5 (rank MATCH). A prefix is
+// several phrases is sorted by FTS5 (rank MATCH). A prefix of ASCII
+// letters and digits standing for one term is searched as that term; for
+// 2 to rankSumMax terms, their summaries rank them once ('topsum', see
+// prefixTerms and DESIGN.md, "A prefix"). Any other prefix is
 // read ahead by the function, which then knows the K best before the first
 // row: only those pass the WHERE term, and SQLite sorts them, so joins run
 // for about K rows and no sort holds every match (the prefix's rows are
@@ -482,6 +516,37 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			top = true
 		}
 	}
+	prefix := ""
+	if table == "messages_fts" && prefixWord.MatchString(q) {
+		// A prefix: the terms it stands for, read from the index's pages.
+		// One: the query of that term is the prefix's, row for row. More:
+		// ranked as one phrase from their summaries, once ('topsum'),
+		// else the statement below. Too many: the statement below.
+		word := strings.ToLower(strings.TrimSuffix(q, "*"))
+		terms, err := s.prefixTerms(ctx, table, word)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case len(terms) == 1:
+			top, pos, prefix = true, quoteTerm(terms[0]), word
+		case len(terms) > 1:
+			narrow, err := s.fewSourceRows(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if !narrow {
+				ored := make([]string, len(terms))
+				for i, t := range terms {
+					ored[i] = quoteTerm(t)
+				}
+				hits, _, err := s.matchTop(ctx, table, strings.Join(ored, " OR "), "", k, "topsum", word)
+				if err != errIncomplete {
+					return hits, err
+				}
+			}
+		}
+	}
 	if mode, terms := twoPhrases(q); !top && mode != "" && s.summarized(ctx, table, boundingTerms(table, terms), 0) {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
@@ -491,7 +556,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			// One try: when the function did not rank (it gave up, or
 			// no phrase had a usable summary) or the page did not fill
 			// within the K best, the statement below answers.
-			hits, _, err := s.matchTop(ctx, table, q, "", k, mode)
+			hits, _, err := s.matchTop(ctx, table, q, "", k, mode, "")
 			if err != errIncomplete {
 				return hits, err
 			}
@@ -513,7 +578,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			maxK = notMaxK
 		}
 		for {
-			hits, passed, err := s.matchTop(ctx, table, pos, not, k, mode)
+			hits, passed, err := s.matchTop(ctx, table, pos, not, k, mode, prefix)
 			if err != errIncomplete || k >= maxK {
 				return hits, err
 			}
@@ -606,7 +671,7 @@ var rankSeekMicros = 40
 // phrase's rows again (rankSeekMicros), the same statement makes the page's
 // snippets that way; otherwise pageSnippets makes them in one pass over the
 // matches. passed is how many of the array's rows passed the filters.
-func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mode string) (hits []sessiondb.SearchHit, passed int, err error) {
+func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mode, prefix string) (hits []sessiondb.SearchHit, passed int, err error) {
 	narrow := mode == "top"
 	where, fargs := s.filters()
 	if not != "" {
@@ -626,12 +691,25 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		allowed = ", (SELECT COALESCE(group_concat(am.id), '') FROM sessions AS a JOIN messages AS am ON am.session_id = a.id" +
 			" WHERE a.source IN (" + strings.Join(nums, ", ") + "))"
 	}
+	if prefix != "" {
+		// The terms q holds must still be the prefix's in the
+		// statement's snapshot, or the function does not rank.
+		if allowed == "" {
+			allowed = ", NULL"
+		}
+		args = append(args, prefix)
+		allowed += fmt.Sprintf(", ?%d", len(args))
+	}
+	fn := "sessiondb_snippet"
+	if mode == "topsum" {
+		fn = "sessiondb_snippet_one" // the terms stand for one phrase
+	}
 	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
 	// From a term's range summary the function read few rows, so its
 	// time says nothing of a pass over all of them: seek ("seek").
 	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk)", s.o.Limit*rankSeekMicros)
 	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
-		page, seek, s.snippetSQL(table), table, table, table)
+		page, seek, s.snippetWith(fn, table), table, table, table)
 	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[4]s'%[3]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k, allowed, mode) +
 		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, " + seek +
 		" FROM (SELECT id, place, ok, us, size, sk, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
@@ -664,7 +742,7 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		return nil, passed, errIncomplete // the array held only the K best
 	}
 	if !seeked && len(hits) > 0 {
-		if err := s.pageSnippets(ctx, table, q, hits); err != nil {
+		if err := s.pageSnippets(ctx, fn, table, q, hits); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -685,20 +763,16 @@ func notRead(err error) error {
 // one pass over q's matches (a read of the phrase's rows, as ranking made).
 // It runs in a statement of its own: should a hit have stopped matching
 // meanwhile, errIncomplete sends the search to the exact path.
-func (s *searcher) pageSnippets(ctx context.Context, table, q string, hits []sessiondb.SearchHit) error {
+func (s *searcher) pageSnippets(ctx context.Context, fn, table, q string, hits []sessiondb.SearchHit) error {
 	ids := make([]string, len(hits))
 	at := make(map[int64]int, len(hits))
 	for i, h := range hits {
 		ids[i] = strconv.FormatInt(h.ID, 10)
 		at[h.ID] = i
 	}
-	texts := ""
-	if t, ok := snippetTexts[table]; ok && !s.db.legacy() {
-		texts = ", " + t // the row's texts, as in snippetSQL
-	}
 	// "+rowid" keeps the id list from becoming rowid lookups: FTS5 steps
 	// through the matches once, and SQLite tests each against the list.
-	stmt := "SELECT " + table + ".rowid, sessiondb_snippet(" + table + ", -1, '>>>', '<<<', '...', 40" + texts + ")" +
+	stmt := "SELECT " + table + ".rowid, " + s.snippetWith(fn, table) +
 		" FROM " + table + " JOIN messages m ON m.id = " + table + ".rowid" +
 		" WHERE " + table + " MATCH ? AND +" + table + ".rowid IN (SELECT value FROM json_each(?))"
 	rows, err := runSearch(ctx, s.db.read, stmt, q, "["+strings.Join(ids, ",")+"]")

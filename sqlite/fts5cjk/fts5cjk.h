@@ -10,6 +10,21 @@ int fts5cjk_auto_register(void);
 /* Registers the auxiliary function sessiondb_bm25 (rank.c). */
 int fts5cjk_register_rank(struct fts5_api *pApi);
 
+/* Registers the SQL function sessiondb_prefix_terms (terms.c). */
+int fts5cjk_register_terms(struct sqlite3 *db);
+
+/* A term of an FTS5 index: z[0..n) (terms.c). */
+typedef struct fts5cjk_term {
+  unsigned char *z;
+  int n;
+} fts5cjk_term;
+
+/* The terms of table zTbl's main index beginning with zPre[0..nPre), in
+** order (terms.c); *pn is -1 when more than nMax or not readable so. */
+int fts5cjk_prefix_terms(struct sqlite3 *db, const char *zTbl, const unsigned char *zPre, int nPre,
+                         int nMax, fts5cjk_term **pa, int *pn);
+void fts5cjk_terms_free(fts5cjk_term *a, int n);
+
 /* Registers the auxiliary function sessiondb_snippet (snippet.c). */
 int fts5cjk_register_snippet(struct fts5_api *pApi);
 

@@ -72,6 +72,19 @@ void *sqlite3_value_pointer(sqlite3_value *v, const char *zType);
 void sqlite3_result_blob(sqlite3_context *ctx, const void *z, int n,
                          void (*xDel)(void *));
 int sqlite3_reset(sqlite3_stmt *pStmt);
+int sqlite3_bind_int(sqlite3_stmt *pStmt, int iCol, int v);
+int sqlite3_bind_blob(sqlite3_stmt *pStmt, int iCol, const void *z, int n,
+                      void (*xDel)(void *));
+int sqlite3_column_int(sqlite3_stmt *pStmt, int iCol);
+void *sqlite3_malloc64(unsigned long long n);
+void sqlite3_result_error_nomem(sqlite3_context *ctx);
+typedef struct sqlite3_str sqlite3_str;
+sqlite3_str *sqlite3_str_new(sqlite3 *db);
+char *sqlite3_str_finish(sqlite3_str *p);
+void sqlite3_str_appendf(sqlite3_str *p, const char *zFormat, ...);
+void sqlite3_str_appendall(sqlite3_str *p, const char *z);
+void sqlite3_str_appendchar(sqlite3_str *p, int n, char c);
+int sqlite3_str_errcode(sqlite3_str *p);
 const void *sqlite3_column_blob(sqlite3_stmt *pStmt, int iCol);
 int sqlite3_column_bytes(sqlite3_stmt *pStmt, int iCol);
 int sqlite3_blob_open(sqlite3 *db, const char *zDb, const char *zTable,

@@ -68,6 +68,12 @@
 ** them, and says so ("seek":1); a phrase of several tokens then has
 ** "hits":-1 (its rows not counted). When it skipped ranges of rows tying
 ** with the K-th best (rankTieRowid), "ids" holds exactly the K best.
+** sessiondb_bm25(tbl, K, 'name', 'topsum'), for a query of the terms of a
+** prefix ORed, ranks them as the prefix's one phrase (rankOr, below).
+** With a further argument, a prefix ('topterm', 'topsum' and 'top' take
+** it after allowed, which may be NULL), the query is read ahead only when
+** its phrases are still the terms beginning with that prefix in the
+** statement's snapshot (rankPrefixSame); else 'top' fails.
 ** sessiondb_bm25(tbl, R, 'name', 'ranges', 'lo,hi,...'), on the first row
 ** of a one-token query, returns the summary of its rows in each rowid span,
 ** in ranges of R rows (a blob). sessiondb_bm25(tbl, 0, '', 'feed', p) hands the row
@@ -1328,7 +1334,19 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 ** its two ranges' terms; spans are read (A AND B, rowid BETWEEN) while that
 ** bound reaches the K-th best, or, past a budget, every row holding both
 ** is read instead. With one summary, every row holding both is read.
+**
+** sessiondb_bm25(tbl, K, 'tbl', 'topsum'), for a prefix (DESIGN.md, "A
+** prefix"): the query is the terms the prefix stands for, ORed, each one
+** token, and bm25 is that of one phrase holding them all: IDF * g(f, D),
+** f the row's instances of every term, the IDF from the rows holding any.
+** The rows holding two terms or more are read first, all of them (t1 AND
+** (t2 OR ... OR tm), then t2 AND (t3 OR ... OR tm), ...); every other row
+** holds one term, and is bounded and read as for an OR. The rows holding
+** any are counted as the terms' rows less, for each row holding j terms,
+** j - 1.
 */
+#define RANK_SUM_MAX 16  /* terms of a 'topsum' query at most */
+
 typedef struct RankOrRow {
   sqlite3_int64 iRowid;
   double score;  /* its bound, then (nTok >= 0) its exact score */
@@ -1352,9 +1370,12 @@ typedef struct RankOr {
   int iTerm;    /* the phrase being read alone, -1: both (A AND B) */
   int bCount;   /* count the rows read (aCount[iTerm]) */
   int bAnd;     /* A AND B: a row read alone is only counted */
-  sqlite3_int64 aCount[2];
-  sqlite3_int64 *aBoth; /* the rows holding both, ascending */
+  int bSum;     /* a prefix's terms: one phrase, f the sum (aF[0]) */
+  sqlite3_int64 aCount[RANK_SUM_MAX];
+  sqlite3_int64 nShared; /* bSum: the sum of j - 1 over rows holding j > 1 terms */
+  sqlite3_int64 *aBoth; /* the rows holding both (bSum: two or more), ascending */
   int nBoth, nBothAlloc;
+  int nBothSorted; /* bSum: aBoth's ascending part, from earlier reads */
   int bBuffer;  /* the IDFs are not known yet: append, no heap */
   RankOrRow *aRow;  /* a max-heap by score once bBuffer is 0 */
   int nRow, nAlloc;
@@ -1364,8 +1385,10 @@ typedef struct RankOr {
 RANK_SIFT(rankOrSift, RankOrRow, RANK_BY_SCORE)
 RANK_SIFT(rankOrUnitSift, RankOrUnit, RANK_BY_SCORE)
 
-/* rankOrScore is bm25's sum for the row's frequencies and a length D. */
-static double rankOrScore(RankData *p, const RankOrRow *r, double D){
+/* rankOrScore is bm25's sum for the row's frequencies and a length D
+** (bSum: of one phrase, whose IDF is p->aIDF[0]). */
+static double rankOrScore(RankData *p, const RankOr *o, const RankOrRow *r, double D){
+  if( o->bSum ) return 0.0 + p->aIDF[0] * rankG(p, (double)r->aF[0], D);
   p->aFreq[0] = (double)r->aF[0];
   p->aFreq[1] = (double)r->aF[1];
   return rankScore(p, D);
@@ -1379,7 +1402,7 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
   RankOr *o = (RankOr *)pArg;
   RankData *p = o->p;
   RankOrRow r;
-  int rc;
+  int rc, i;
   if( ++o->nSeen % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(o->db) ) return SQLITE_INTERRUPT;
   memset(&r, 0, sizeof(r));
   r.iRowid = pApi->xRowid(pFts);
@@ -1387,11 +1410,22 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
   if( o->iTerm >= 0 ){
     if( o->bCount ) o->aCount[o->iTerm]++;
     if( o->bAnd || rankAllowed(o->aBoth, o->nBoth, r.iRowid) ) return SQLITE_OK;
+  }else if( o->bSum && rankAllowed(o->aBoth, o->nBothSorted, r.iRowid) ){
+    return SQLITE_OK;  /* holds an earlier term too: read already */
   }
   rc = rankInst(pApi, pFts, p, o->iTerm, &r.nMinLen);
   if( rc != SQLITE_OK ) return rc;
-  r.aF[0] = (int)p->aFreq[0];
-  r.aF[1] = (int)p->aFreq[1];
+  if( o->bSum ){
+    int nTerm = 0;
+    for(i = 0; i < p->nPhrase; i++){
+      r.aF[0] += (int)p->aFreq[i];
+      nTerm += p->aFreq[i] > 0.0;
+    }
+    if( o->iTerm < 0 ) o->nShared += nTerm - 1;
+  }else{
+    r.aF[0] = (int)p->aFreq[0];
+    r.aF[1] = (int)p->aFreq[1];
+  }
   if( o->iTerm < 0 && !o->bAnd ){
     if( o->nBoth == o->nBothAlloc ){
       int m = o->nBothAlloc ? o->nBothAlloc * 2 : 256;
@@ -1403,7 +1437,7 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
     o->aBoth[o->nBoth++] = r.iRowid;  /* ascending: FTS5 reads in rowid order */
   }
   if( !o->bBuffer ){
-    r.score = rankOrScore(p, &r, (double)r.nMinLen);
+    r.score = rankOrScore(p, o, &r, (double)r.nMinLen);
     if( p->nTop == p->k && r.score < p->aTop[0] ) return SQLITE_OK;
   }
   if( o->nRow == o->nAlloc ){
@@ -1432,23 +1466,25 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
 ** them a heap. */
 static void rankOrHeap(RankData *p, RankOr *o){
   int j;
-  for(j = 0; j < o->nRow; j++) o->aRow[j].score = rankOrScore(p, &o->aRow[j], (double)o->aRow[j].nMinLen);
+  for(j = 0; j < o->nRow; j++) o->aRow[j].score = rankOrScore(p, o, &o->aRow[j], (double)o->aRow[j].nMinLen);
   for(j = o->nRow / 2 - 1; j >= 0; j--) rankOrSift(o->aRow, o->nRow, j);
 }
 
 /* rankOr ranks A OR B as described above, into p (p->aRow, as rankAhead
 ** leaves it); with bAnd, A AND B, whose rows all hold both: only those
-** are read, and the summaries only count the rows of each word. *pbDone
-** is 0 when neither phrase has a usable summary, or when reading range by
-** range would cost more than a pass over every row: nothing is ranked
-** then. */
+** are read, and the summaries only count the rows of each word; with
+** bSum, a prefix's terms as one phrase. *pbDone is 0 when no phrase has a
+** usable summary, or when reading range by range would cost more than a
+** pass over every row: nothing is ranked then. */
 static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
-                  const char *zTable, sqlite3 *db, int bAnd, int *pbDone){
+                  const char *zTable, sqlite3 *db, int bAnd, int bSum, int *pbDone){
   const sqlite3_int64 iMax = 0x7fffffffffffffffLL, iMin = -iMax - 1;
-  unsigned char *aSum[2] = {0, 0};
-  sqlite3_int64 *aDirty[2] = {0, 0}, aThrough[2] = {0, 0}, nRowTable = 0, nClean = 0;
-  char *azPhrase[2] = {0, 0}, *zBoth = 0;
-  int anSum[2] = {0, 0}, anDirty[2] = {0, 0}, abSum[2] = {0, 0};
+  unsigned char *aSum[RANK_SUM_MAX] = {0};
+  sqlite3_int64 *aDirty[RANK_SUM_MAX] = {0}, aThrough[RANK_SUM_MAX] = {0}, nRowTable = 0, nClean = 0;
+  char *azPhrase[RANK_SUM_MAX] = {0}, *zBoth = 0;
+  int anSum[RANK_SUM_MAX] = {0}, anDirty[RANK_SUM_MAX] = {0}, abSum[RANK_SUM_MAX] = {0};
+  int nTerm = bSum ? p->nPhrase : 2, bAnySum = 0;
+  sqlite3_int64 nUnitMax = 4;
   RankOrUnit *aUnit = 0, *aRng[2] = {0, 0};
   RankOr o;
   RankSizes sizes;
@@ -1459,14 +1495,18 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   int anRng[2] = {0, 0}, bSpans;
   sqlite3_int64 nSpanBudget = 0;
   *pbDone = 0;
-  if( p->nPhrase != 2 || pApi->iVersion < 3 || zTable == 0 ) return SQLITE_OK;
+  if( p->nPhrase != nTerm || nTerm < 1 || nTerm > RANK_SUM_MAX || pApi->iVersion < 3 || zTable == 0 ){
+    return SQLITE_OK;
+  }
   memset(&o, 0, sizeof(o));
   memset(&sizes, 0, sizeof(sizes));
   o.p = p;
   o.db = db;
   o.bAnd = bAnd;
-  for(i = 0; rc == SQLITE_OK && i < 2; i++){
+  o.bSum = bSum;
+  for(i = 0; rc == SQLITE_OK && i < nTerm; i++){
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
+    if( bSum && p->aSize[i] != 1 ) goto done;  /* a prefix's terms are tokens */
     azPhrase[i] = rankPhraseText(pApi, pFts, i, &rc);
     if( rc == SQLITE_OK && azPhrase[i] == 0 ) goto done;  /* tokens not told */
     if( rc == SQLITE_OK && p->aSize[i] == 1 ){
@@ -1483,9 +1523,15 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
       sqlite3_free(zTerm);
     }
   }
-  if( rc != SQLITE_OK || !(abSum[0] || abSum[1]) ) goto done;
-  zBoth = sqlite3_mprintf("%s AND %s", azPhrase[0], azPhrase[1]);
-  if( zBoth == 0 ) rc = SQLITE_NOMEM;
+  for(i = 0; i < nTerm; i++){
+    bAnySum |= abSum[i];
+    nUnitMax += anSum[i] / RANK_REC;
+  }
+  if( rc != SQLITE_OK || !bAnySum ) goto done;
+  if( !bSum ){
+    zBoth = sqlite3_mprintf("%s AND %s", azPhrase[0], azPhrase[1]);
+    if( zBoth == 0 ) rc = SQLITE_NOMEM;
+  }
   if( rc == SQLITE_OK ) rc = rankFeedPrepare(db, zTable, &pFeed);
   f.xRow = rankOrRowCb;
   f.pArg = &o;
@@ -1494,9 +1540,25 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   ** summaries, whose rows are read span by span (below) */
   bSpans = bAnd && abSum[0] && abSum[1];
   o.iTerm = -1;
-  if( rc == SQLITE_OK && !bSpans ) rc = rankFeedRun(pFeed, &f, zBoth, iMin, iMax);
+  for(i = 0; bSum && rc == SQLITE_OK && i + 1 < nTerm; i++){
+    /* a prefix's terms: the rows holding term i and a later one, but for
+    ** those read already (they hold an earlier term) */
+    char *zMany = sqlite3_mprintf("%s AND (", azPhrase[i]);
+    for(j = i + 1; zMany && j < nTerm; j++) zMany = sqlite3_mprintf("%z%s%s", zMany, j > i + 1 ? " OR " : "", azPhrase[j]);
+    if( zMany ) zMany = sqlite3_mprintf("%z)", zMany);
+    if( zMany == 0 ){
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    qsort(o.aBoth, (size_t)o.nBoth, sizeof(sqlite3_int64), rankCmpRowid);
+    o.nBothSorted = o.nBoth;
+    rc = rankFeedRun(pFeed, &f, zMany, iMin, iMax);
+    sqlite3_free(zMany);
+  }
+  if( bSum ) qsort(o.aBoth, (size_t)o.nBoth, sizeof(sqlite3_int64), rankCmpRowid);
+  if( rc == SQLITE_OK && !bSpans && !bSum ) rc = rankFeedRun(pFeed, &f, zBoth, iMin, iMax);
   /* a phrase without a summary: every row, counted */
-  for(i = 0; rc == SQLITE_OK && i < 2; i++){
+  for(i = 0; rc == SQLITE_OK && i < nTerm; i++){
     if( abSum[i] ) continue;
     o.iTerm = i;
     o.bCount = 1;
@@ -1507,10 +1569,10 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   if( rc == SQLITE_OK ){
     /* room for every range of both (A OR B), or every span (A AND B: at
     ** most one per range end of either, and the last) */
-    aUnit = (RankOrUnit *)sqlite3_realloc64(0, (unsigned long long)(anSum[0] / RANK_REC + anSum[1] / RANK_REC + 4) * sizeof(RankOrUnit));
+    aUnit = (RankOrUnit *)sqlite3_realloc64(0, (unsigned long long)nUnitMax * sizeof(RankOrUnit));
     if( aUnit == 0 ) rc = SQLITE_NOMEM;
   }
-  for(i = 0; rc == SQLITE_OK && i < 2; i++){
+  for(i = 0; rc == SQLITE_OK && i < nTerm; i++){
     int nR = anSum[i] / RANK_REC, iDirty = 0;
     sqlite3_int64 lo = iMin;
     if( !abSum[i] ) continue;
@@ -1561,9 +1623,15 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
     if( rc == SQLITE_OK && aThrough[i] < iMax ) rc = rankFeedRun(pFeed, &f, azPhrase[i], aThrough[i] + 1, iMax);
   }
   if( rc == SQLITE_OK ) rc = pApi->xRowCount(pFts, &nRowTable);
-  for(i = 0; rc == SQLITE_OK && i < 2; i++){
+  for(i = 0; rc == SQLITE_OK && i < (bSum ? 1 : 2); i++){
     sqlite3_int64 n = o.aCount[i];
-    double idf = log((nRowTable - n + 0.5) / (n + 0.5));
+    double idf;
+    if( bSum ){
+      /* the rows holding any term: each row holding j of them is in j
+      ** terms' counts */
+      for(n = -o.nShared, j = 0; j < nTerm; j++) n += o.aCount[j];
+    }
+    idf = log((nRowTable - n + 0.5) / (n + 0.5));
     if( idf <= 0.0 ) idf = 1e-6;
     p->aIDF[i] = idf;
   }
@@ -1574,7 +1642,11 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   rankOrHeap(p, &o);
   for(j = 0; j < nUnit; j++){
     double g = aUnit[j].score, score = 0.0;
-    for(i = 0; i < 2; i++) score += p->aIDF[i] * (i == aUnit[j].iTerm ? g : 0.0);
+    if( bSum ){
+      score += p->aIDF[0] * g;
+    }else{
+      for(i = 0; i < 2; i++) score += p->aIDF[i] * (i == aUnit[j].iTerm ? g : 0.0);
+    }
     aUnit[j].score = score;
   }
   if( bSpans && rc == SQLITE_OK ){
@@ -1630,7 +1702,7 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
       RankOrRow r = o.aRow[0];
       if( r.nTok < 0 ){
         rc = rankDocsize(&sizes, r.iRowid, &r.nTok);
-        r.score = rankOrScore(p, &r, (double)r.nTok);
+        r.score = rankOrScore(p, &o, &r, (double)r.nTok);
         o.aRow[0] = r;
         rankOrSift(o.aRow, o.nRow, 0);
         continue;
@@ -1687,8 +1759,8 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
     if( rc == SQLITE_OK && sqlite3_is_interrupted(db) ) rc = SQLITE_INTERRUPT;
   }
   if( getenv("SESSIONDB_RANK_STATS") ){
-    fprintf(stderr, "%s %s %s: summaries %d %d, %d both, %d ranges or spans left, %d read (budget %lld)%s, %d rows kept\n",
-            azPhrase[0], bAnd ? "AND" : "OR", azPhrase[1], abSum[0], abSum[1], o.nBoth, nUnit, nRead,
+    fprintf(stderr, "%s %s %s%s: summaries %d %d, %d both, %d ranges or spans left, %d read (budget %lld)%s, %d rows kept\n",
+            azPhrase[0], bSum ? "SUM" : bAnd ? "AND" : "OR", nTerm > 1 ? azPhrase[1] : "", nTerm > 2 ? " ..." : "", abSum[0], abSum[1], o.nBoth, nUnit, nRead,
             (long long)nSpanBudget, bGaveUp ? " (gave up)" : "", nOut);
   }
   if( rc == SQLITE_RANGE ){
@@ -1710,7 +1782,7 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
     *pbDone = 1;
   }
 done:
-  for(i = 0; i < 2; i++){
+  for(i = 0; i < RANK_SUM_MAX; i++){
     sqlite3_free(aSum[i]);
     sqlite3_free(aDirty[i]);
     sqlite3_free(azPhrase[i]);
@@ -1728,10 +1800,43 @@ done:
   return rc;
 }
 
-/* rankData returns the per-query state, creating it on the first row. */
+/* rankPrefixSame sets *pbSame when the query's phrases are, in order, the
+** terms of table zTable beginning with zPrefix, one token each: the terms
+** the caller read from the index are still all of them, in this
+** statement's snapshot (a write since may have added one). */
+static int rankPrefixSame(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3 *db,
+                          const char *zTable, const char *zPrefix, int *pbSame){
+  fts5cjk_term *a = 0;
+  int n = 0, i, rc;
+  *pbSame = 0;
+  if( pApi->iVersion < 3 || zTable == 0 ) return SQLITE_OK;
+  rc = fts5cjk_prefix_terms(db, zTable, (const unsigned char *)zPrefix, (int)strlen(zPrefix),
+                            RANK_SUM_MAX, &a, &n);
+  if( rc != SQLITE_OK || n != pApi->xPhraseCount(pFts) ){
+    if( n > 0 ) fts5cjk_terms_free(a, n);
+    return rc;
+  }
+  *pbSame = 1;
+  for(i = 0; rc == SQLITE_OK && *pbSame && i < n; i++){
+    const char *z = 0;
+    int nz = 0;
+    if( pApi->xPhraseSize(pFts, i) != 1 ){
+      *pbSame = 0;
+      break;
+    }
+    rc = pApi->xQueryToken(pFts, i, 0, &z, &nz);
+    if( rc == SQLITE_OK && (z == 0 || nz != a[i].n || memcmp(z, a[i].z, (size_t)nz) != 0) ) *pbSame = 0;
+  }
+  fts5cjk_terms_free(a, n);
+  return rc;
+}
+
+/* rankData returns the per-query state, creating it on the first row.
+** With zPrefix, it reads nothing ahead unless the query's phrases are
+** still the terms of that prefix (rankPrefixSame). */
 static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
                     const char *zTable, int eTop, sqlite3_value *pAllow,
-                    sqlite3 *db, RankData **pp){
+                    const char *zPrefix, sqlite3 *db, RankData **pp){
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
   int i, rc = SQLITE_OK, nPhrase, nCol;
@@ -1776,11 +1881,16 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   if( rc == SQLITE_OK ) rc = pApi->xColumnTotalSize(pFts, -1, &nToken);
   if( rc == SQLITE_OK ) p->avgdl = (double)nToken / (double)nRow;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  if( rc == SQLITE_OK && zPrefix ){
+    int bSame = 0;
+    rc = rankPrefixSame(pApi, pFts, db, zTable, zPrefix, &bSame);
+    if( !bSame ) nPhrase = eTop = 0;  /* not read ahead: 'top' fails */
+  }
   if( rc == SQLITE_OK && eTop >= 2 ){
     /* A OR B, A AND B: ranked from summaries, or not read ahead at all
     ** ('top' then fails with SQLITE_RANGE, and the caller sorts) */
     int bDone = 0;
-    if( !bAllow && k > 0 ) rc = rankOr(pApi, pFts, p, zTable, db, eTop == 3, &bDone);
+    if( !bAllow && k > 0 ) rc = rankOr(pApi, pFts, p, zTable, db, eTop == 3, eTop == 4, &bDone);
     nPhrase = 0;
   }
   for(i = 0; rc == SQLITE_OK && i < nPhrase; i++){
@@ -1945,7 +2055,8 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   const char *zTable = nVal > 1 ? (const char *)sqlite3_value_text(apVal[1]) : 0;
   const char *zMode = nVal > 2 ? (const char *)sqlite3_value_text(apVal[2]) : 0;
   int bTop = zMode && (strcmp(zMode, "top") == 0 || strcmp(zMode, "topterm") == 0
-                       || strcmp(zMode, "topor") == 0 || strcmp(zMode, "topand") == 0);
+                       || strcmp(zMode, "topor") == 0 || strcmp(zMode, "topand") == 0
+                       || strcmp(zMode, "topsum") == 0);
   double v = 0.0;
   int rc;
 
@@ -1971,8 +2082,8 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     sqlite3_result_error_code(pCtx, SQLITE_ERROR); /* allowed rowids: 'top' only */
     return;
   }
-  rc = rankData(pApi, pFts, k, zTable, bTop ? (zMode[3] == 't' ? 1 : zMode[3] == 'o' ? 2 : zMode[3] == 'a' ? 3 : 0) : 0,
-                nVal > 3 ? apVal[3] : 0,
+  rc = rankData(pApi, pFts, k, zTable, bTop ? (zMode[3] == 't' ? 1 : zMode[3] == 'o' ? 2 : zMode[3] == 'a' ? 3 : zMode[3] == 's' ? 4 : 0) : 0,
+                nVal > 3 ? apVal[3] : 0, nVal > 4 ? (const char *)sqlite3_value_text(apVal[4]) : 0,
                 sqlite3_context_db_handle(pCtx), &p);
   if( rc == SQLITE_OK && bTop ){
     rankTop(p, pCtx);

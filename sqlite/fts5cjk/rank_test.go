@@ -733,3 +733,103 @@ func topK(scores []float64, k int) int {
 	}
 	return n
 }
+
+// TestRankSumFromSummaries: 'topsum', the terms of a prefix ORed and
+// ranked as the one phrase of the prefix, gets exactly bm25's K best of
+// the prefix (ties included): rows holding one, two or three of the terms,
+// a term without a summary, rows changed below the summaries' through
+// (logged) and rows past it. Terms that are not the prefix's (one left
+// out, one added, a term of two tokens), no summary, or ranges too costly
+// to read: not ranked (SQLITE_RANGE).
+func TestRankSumFromSummaries(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
+	db := summaryDB(t)
+	rng := rand.New(rand.NewSource(4))
+	text := func(i int) string {
+		filler := strings.Repeat("y ", rng.Intn(30))
+		switch {
+		case i%41 == 0:
+			return "ab abc" // a run of ties, two terms
+		case i%43 == 0:
+			return "abc abd " + filler // two terms, not the first
+		case i%47 == 0:
+			return "ab abc abd " + filler // three terms
+		case i%3 == 0:
+			return strings.Repeat("ab ", 1+rng.Intn(3)) + filler
+		case i%4 == 0:
+			return filler + strings.Repeat("abc ", 1+rng.Intn(4))
+		case i%13 == 0:
+			return "abd " + filler // abd: no summary
+		}
+		return "c " + filler
+	}
+	for i := 1; i <= 900; i++ {
+		if _, err := db.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, i, text(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summarize(t, db, 800, 8, "ab", "abc")
+	for _, c := range []struct {
+		id   int
+		text string
+	}{{123, "abc abc abc"}, {124, "y y y y y y y y ab"}, {369, "ab abd"}, {410, "abd abc ab"}, {656, ""}} {
+		if _, err := db.Exec(`UPDATE t SET x = ? WHERE rowid = ?`, c.text, c.id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) VALUES (?)`, c.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top := func(terms []string, prefix string, k int) ([]int64, error) {
+		var x string
+		err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topsum', NULL, ?) FROM t WHERE t MATCH ? LIMIT 1`, k),
+			prefix, `"`+strings.Join(terms, `" OR "`)+`"`).Scan(&x)
+		if err != nil {
+			return nil, err
+		}
+		var res topResult
+		if err := json.Unmarshal([]byte(x), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Seek != 1 || res.Hits != -1 {
+			t.Errorf("%s K=%d: seek %d, hits %d; want 1, -1 (not counted)", terms, k, res.Seek, res.Hits)
+		}
+		return res.IDs, nil
+	}
+	for _, c := range []struct {
+		prefix string
+		terms  []string
+	}{{"ab", []string{"ab", "abc", "abd"}}, {"abc", []string{"abc"}}, {"a", []string{"ab", "abc", "abd"}}} {
+		want, scores := bm25Order(t, db, c.prefix+"*")
+		for _, k := range []int{1, 5, 28, 200} {
+			got, err := top(c.terms, c.prefix, k)
+			if n := topK(scores, k); err != nil || !slices.Equal(got, want[:n]) {
+				t.Errorf("%s* K=%d: top %v (%v), want %v", c.prefix, k, got, err, want[:n])
+			}
+		}
+	}
+	isRange := func(err error) bool {
+		var se sqlite3.Error
+		return errors.As(err, &se) && se.Code == sqlite3.ErrRange
+	}
+	for _, c := range []struct {
+		prefix string
+		terms  []string
+	}{
+		{"ab", []string{"ab", "abc"}},             // one left out
+		{"ab", []string{"ab", "abc", "abd", "c"}}, // one added
+		{"ab", []string{"abc", "ab", "abd"}},      // out of order
+		{"ab", []string{"ab", "ab", "abd"}},       // a term's start taken for it
+		{"ab", []string{"ab", "abc", "abd y"}},    // two tokens
+		{"abd", []string{"abd"}},                  // one term: no summary
+		{"c", []string{"c"}},                      // no summary
+	} {
+		if _, err := top(c.terms, c.prefix, 28); !isRange(err) {
+			t.Errorf("%s* as %q: %v, want SQLITE_RANGE", c.prefix, c.terms, err)
+		}
+	}
+	fts5cjk.SetRangeReadCost(1 << 20)
+	if _, err := top([]string{"ab", "abc", "abd"}, "ab", 28); !isRange(err) {
+		t.Errorf("ab*, ranges too costly: %v, want SQLITE_RANGE", err)
+	}
+}

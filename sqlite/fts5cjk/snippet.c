@@ -349,6 +349,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     SnipInst *x = &aInst[i];
     rc = pApi->xInst(pFts, i, &x->iPhrase, &x->iCol, &x->iOff);
     if( rc == SQLITE_OK ) x->nSize = pApi->xPhraseSize(pFts, x->iPhrase);
+    if( pApi->xUserData(pFts) ) x->iPhrase = 0;  /* sessiondb_snippet_one */
     if( i > 0 && (x[-1].iCol > x->iCol || (x[-1].iCol == x->iCol && x[-1].iOff > x->iOff)) ){
       bSorted = 0;  /* FTS5 gives them in position order; never assumed */
     }
@@ -452,6 +453,14 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   sqlite3_free(aSeen);
 }
 
+/* sessiondb_snippet_one(...) is sessiondb_snippet(...) for a query whose
+** phrases stand for one: the terms of a prefix, ORed (rank.c's 'topsum').
+** Every instance counts as the first phrase's, so a fragment scores as it
+** would for the prefix itself (1000 for its first instance of any term). */
+static int snipOne = 1;
+
 int fts5cjk_register_snippet(fts5_api *pApi){
-  return pApi->xCreateFunction(pApi, "sessiondb_snippet", 0, snippetFunction, 0);
+  int rc = pApi->xCreateFunction(pApi, "sessiondb_snippet", 0, snippetFunction, 0);
+  if( rc == SQLITE_OK ) rc = pApi->xCreateFunction(pApi, "sessiondb_snippet_one", &snipOne, snippetFunction, 0);
+  return rc;
 }

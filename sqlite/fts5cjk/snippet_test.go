@@ -4,9 +4,11 @@ package fts5cjk_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -181,5 +183,51 @@ func TestSnippetManyInstances(t *testing.T) {
 				t.Fatalf("MATCH %s, column %d:\n got %v\nwant %v", q, col, got, want)
 			}
 		}
+	}
+}
+
+// TestSnippetOneEqualsPrefix: sessiondb_snippet_one on the terms of a
+// prefix, ORed, returns on every row what snippet() returns for the prefix
+// itself (every instance of any term counts as one phrase's), where
+// sessiondb_snippet, scoring each term as a phrase of its own, differs.
+func TestSnippetOneEqualsPrefix(t *testing.T) {
+	db := snippetDB(t, "unicode61 remove_diacritics 2", 400, 8)
+	compared, differ := 0, 0
+	for _, p := range []string{"e", "ec", "a", "l", "i", "u"} {
+		var js string
+		if err := db.QueryRow(`SELECT sessiondb_prefix_terms('t', ?, 100)`, p).Scan(&js); err != nil {
+			t.Fatal(err)
+		}
+		var terms []string
+		if err := json.Unmarshal([]byte(js), &terms); err != nil || len(terms) == 0 {
+			t.Fatalf("prefix %s: terms %s (%v)", p, js, err)
+		}
+		ored := `"` + strings.Join(terms, `" OR "`) + `"`
+		for _, n := range []int{3, 10, 40} {
+			want, err := snippets(db, "snippet(t, -1, '[', ']', '…', ?)", p+"*", n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := snippets(db, "sessiondb_snippet_one(t, -1, '[', ']', '…', ?)", ored, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s* as %s, %d tokens:\n got %.300q\nwant %.300q", p, ored, n, got, want)
+			}
+			plain, err := snippets(db, "sessiondb_snippet(t, -1, '[', ']', '…', ?)", ored, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range plain {
+				if plain[i] != want[i] {
+					differ++
+				}
+			}
+			compared += len(want)
+		}
+	}
+	if compared < 500 || differ == 0 {
+		t.Fatalf("%d snippets compared, %d differ as phrases of their own: the data no longer exercises the function", compared, differ)
 	}
 }
