@@ -105,7 +105,7 @@ func TestSearchPrefixFromSummaries(t *testing.T) {
 			}
 		}
 		for _, q := range []string{"alp*", "ALPHA*", "alphab*", "alpi*", "al*", "q*", "q1*", "zz*", "bra*"} {
-			for _, o := range []sessiondb.SearchOptions{{Limit: 20}, {Limit: 5, Offset: 60}, {Limit: 10, Sources: []string{"telegram"}}, {Limit: 3, Offset: 700}} {
+			for _, o := range []sessiondb.SearchOptions{{Limit: 20}, {Limit: 5, Offset: 60}, {Limit: 10, Sources: []string{"telegram"}}, {Limit: 20, Offset: 20, Sources: []string{"telegram"}}, {Limit: 3, Offset: 700}} {
 				if got, want := rankGot(t, s, q, o), rankWantIn(t, s, "messages_fts", q, o); !reflect.DeepEqual(got, want) {
 					t.Errorf("%s: Search(%q, limit %d offset %d sources %v)\n got %.300v\nwant %.300v", stage, q, o.Limit, o.Offset, o.Sources, got, want)
 				}

@@ -516,35 +516,23 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			top = true
 		}
 	}
-	prefix := ""
+	prefix, sum := "", false
 	if table == "messages_fts" && prefixWord.MatchString(q) {
 		// A prefix: the terms it stands for, read from the index's pages.
 		// One: the query of that term is the prefix's, row for row. More:
-		// ranked as one phrase from their summaries, once ('topsum'),
-		// else the statement below. Too many: the statement below.
+		// ranked as one phrase from their summaries ('topsum'), else by
+		// the statement below, as are more than rankSumMax.
 		word := strings.ToLower(strings.TrimSuffix(q, "*"))
 		terms, err := s.prefixTerms(ctx, table, word)
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case len(terms) == 1:
-			top, pos, prefix = true, quoteTerm(terms[0]), word
-		case len(terms) > 1:
-			narrow, err := s.fewSourceRows(ctx)
-			if err != nil {
-				return nil, err
+		if len(terms) > 0 {
+			ored := make([]string, len(terms))
+			for i, t := range terms {
+				ored[i] = quoteTerm(t)
 			}
-			if !narrow {
-				ored := make([]string, len(terms))
-				for i, t := range terms {
-					ored[i] = quoteTerm(t)
-				}
-				hits, _, err := s.matchTop(ctx, table, strings.Join(ored, " OR "), "", k, "topsum", word)
-				if err != errIncomplete {
-					return hits, err
-				}
-			}
+			top, pos, prefix, sum = true, strings.Join(ored, " OR "), word, len(terms) > 1
 		}
 	}
 	if mode, terms := twoPhrases(q); !top && mode != "" && s.summarized(ctx, table, boundingTerms(table, terms), 0) {
@@ -567,10 +555,14 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		if err != nil {
 			return nil, err
 		}
-		// The query is one phrase, not a prefix: a one-token one may use
-		// a summary. Rare sources rank only their own rows.
+		// The query is one phrase, not a prefix (or a prefix's terms): a
+		// one-token one may use a summary. Rare sources rank only their
+		// own rows.
 		mode := "topterm"
-		if narrow {
+		switch {
+		case sum:
+			mode = "topsum" // every source's rows: rankOr takes no allowed ids
+		case narrow:
 			mode = "top"
 		}
 		maxK := rankMaxK
@@ -579,6 +571,9 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		}
 		for {
 			hits, passed, err := s.matchTop(ctx, table, pos, not, k, mode, prefix)
+			if sum && err == errIncomplete && passed < 0 {
+				break // not ranked: the statement below
+			}
 			if err != errIncomplete || k >= maxK {
 				return hits, err
 			}
@@ -670,7 +665,8 @@ var rankSeekMicros = 40
 // When looking the page's rows up in the index costs less than reading the
 // phrase's rows again (rankSeekMicros), the same statement makes the page's
 // snippets that way; otherwise pageSnippets makes them in one pass over the
-// matches. passed is how many of the array's rows passed the filters.
+// matches. passed is how many of the array's rows passed the filters, -1
+// when the function did not rank.
 func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mode, prefix string) (hits []sessiondb.SearchHit, passed int, err error) {
 	narrow := mode == "top"
 	where, fargs := s.filters()
@@ -721,7 +717,7 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		" WHERE (" + page + ") OR w.place = 0 ORDER BY w.place"
 	rows, err := runSearch(ctx, s.db.read, stmt, append(args, fargs...)...)
 	if err != nil {
-		return nil, 0, notRead(err)
+		return nil, -1, notRead(err)
 	}
 	defer rows.Close()
 	total, seeked := 0, false
@@ -736,7 +732,7 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, notRead(err)
+		return nil, -1, notRead(err)
 	}
 	if len(hits) < s.o.Limit && total >= k {
 		return nil, passed, errIncomplete // the array held only the K best
