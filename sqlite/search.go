@@ -410,6 +410,22 @@ var rankPhraseMinCJK = fts5cjk.PhraseMinCJK()
 // word index's tokenizer (unicode61) makes one token of, in lower case.
 var prefixWord = regexp.MustCompile(`^[A-Za-z0-9]+\*$`)
 
+// spacedPhrase reports whether q holds a quoted phrase of several words
+// (or bigrams): 'topall' ranks terms only, so the statement answers it.
+// (A doubled quote inside a phrase turns the state off and on again.)
+func spacedPhrase(q string) bool {
+	in := false
+	for i := 0; i < len(q); i++ {
+		switch {
+		case q[i] == '"':
+			in = !in
+		case in && q[i] == ' ':
+			return true
+		}
+	}
+	return false
+}
+
 // rankSumMax is rank.c's RANK_SUM_MAX: the most terms a prefix may stand
 // for to be ranked from their summaries.
 const rankSumMax = 16
@@ -482,7 +498,9 @@ const rankSlack = 8
 // words has a summary, goes to matchTop once with mode 'topor' or
 // 'topand' (rank.c's rankOr); when the function does not rank it, or its
 // page does not fill, the statement below answers. Any other query of
-// several phrases is sorted by FTS5 (rank MATCH). A prefix of ASCII
+// several phrases, none a prefix, goes to matchTop with 'topall' (rank.c's
+// rankAll: ranked when each phrase is a term with a summary, which counts
+// it), and otherwise is sorted by FTS5 (rank MATCH). A prefix of ASCII
 // letters and digits standing for one term is searched as that term; for
 // 2 to rankSumMax terms, their summaries rank them once ('topsum', see
 // prefixTerms and DESIGN.md, "A prefix"). Any other prefix is
@@ -516,7 +534,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			top = true
 		}
 	}
-	prefix, sum := "", false
+	prefix, sum, all := "", false, false
 	if table == "messages_fts" && prefixWord.MatchString(q) {
 		// A prefix: the terms it stands for, read from the index's pages.
 		// One: the query of that term is the prefix's, row for row. More:
@@ -550,6 +568,12 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			}
 		}
 	}
+	if !top && !one && not == "" && !strings.Contains(q, "*") && !spacedPhrase(q) && table != "messages_fts_trigram" {
+		// Several phrases, none a prefix: each counted (from its summary,
+		// if a term has one), every matching row read once ('topall'),
+		// instead of FTS5 sorting every match by bm25.
+		top, all = true, true
+	}
 	if top {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
@@ -562,6 +586,8 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		switch {
 		case sum:
 			mode = "topsum" // every source's rows: rankOr takes no allowed ids
+		case all:
+			mode = "topall" // every source's rows too
 		case narrow:
 			mode = "top"
 		}
@@ -571,7 +597,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		}
 		for {
 			hits, passed, err := s.matchTop(ctx, table, pos, not, k, mode, prefix)
-			if sum && err == errIncomplete && passed < 0 {
+			if (sum || all) && err == errIncomplete && passed < 0 {
 				break // not ranked: the statement below
 			}
 			if err != errIncomplete || k >= maxK {
@@ -687,14 +713,22 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		allowed = ", (SELECT COALESCE(group_concat(am.id), '') FROM sessions AS a JOIN messages AS am ON am.session_id = a.id" +
 			" WHERE a.source IN (" + strings.Join(nums, ", ") + "))"
 	}
-	if prefix != "" {
+	if prefix != "" || mode == "topall" {
 		// The terms q holds must still be the prefix's in the
-		// statement's snapshot, or the function does not rank.
+		// statement's snapshot, or the function does not rank; 'topall'
+		// reads the query's rows through a query of its own text.
 		if allowed == "" {
 			allowed = ", NULL"
 		}
-		args = append(args, prefix)
-		allowed += fmt.Sprintf(", ?%d", len(args))
+		if prefix == "" {
+			allowed += ", NULL"
+		} else {
+			args = append(args, prefix)
+			allowed += fmt.Sprintf(", ?%d", len(args))
+		}
+		if mode == "topall" {
+			allowed += ", ?1"
+		}
 	}
 	fn := "sessiondb_snippet"
 	if mode == "topsum" {

@@ -1103,6 +1103,61 @@ static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm, i
   return rc;
 }
 
+/* rankSummaryCount sets *pnHit to the rows of index zTable holding zTerm
+** (zQuery, its FTS5 string), counted from its range summary: each clean
+** range's n, and FTS5's count of the rows of a range holding a changed row
+** and of those past the summary's through. *pbDone is 0 when the term has
+** no usable summary. What counting a term of a query of several phrases
+** (bm25's IDF) costs: a few hundred ranges read instead of every row. */
+static int rankSummaryCount(sqlite3 *db, const char *zTable, const char *zTerm, const char *zQuery,
+                            sqlite3_int64 *pnHit, int *pbDone){
+  const sqlite3_int64 iMax = 0x7fffffffffffffffLL;
+  unsigned char *aSum = 0;
+  sqlite3_int64 *aDirty = 0, iThrough = 0, lo = -iMax - 1, n = 0;
+  sqlite3_stmt *pCount = 0;
+  int rc, nSum = 0, nDirty = 0, iDirty = 0, j, nR;
+  *pbDone = 0;
+  rc = rankSummaryRead(db, zTable, zTerm, pbDone, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
+  if( rc == SQLITE_OK && *pbDone ){
+    char *zSql = sqlite3_mprintf("SELECT count(*) FROM \"%w\" WHERE \"%w\" MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
+                                 zTable, zTable);
+    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pCount, 0) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+  }
+  nR = nSum / RANK_REC;
+  for(j = 0; rc == SQLITE_OK && *pbDone && j <= nR + 1; j++){
+    RankRange r;
+    int bRead = j == nR + 1;  /* past through */
+    memset(&r, 0, sizeof(r));
+    if( j < nR ){
+      rankRangeDecode(&aSum[j * RANK_REC], &r);
+    }else{
+      r.hi = bRead ? iMax : iThrough;  /* after the last range: no row had it */
+    }
+    if( lo > r.hi ) continue;  /* the last range ends at through */
+    while( !bRead && iDirty < nDirty && aDirty[iDirty] <= r.hi ){
+      if( aDirty[iDirty] >= lo ) bRead = 1;
+      iDirty++;
+    }
+    if( bRead ){
+      sqlite3_bind_text(pCount, 1, zQuery, -1, 0);
+      sqlite3_bind_int64(pCount, 2, lo);
+      sqlite3_bind_int64(pCount, 3, r.hi);
+      if( sqlite3_step(pCount) == SQLITE_ROW ) n += sqlite3_column_int64(pCount, 0);
+      rc = sqlite3_reset(pCount);
+    }else{
+      n += r.n;
+    }
+    if( r.hi == iMax ) break;
+    lo = r.hi + 1;
+  }
+  if( rc == SQLITE_OK && *pbDone ) *pnHit = n;
+  sqlite3_finalize(pCount);
+  sqlite3_free(aSum);
+  sqlite3_free(aDirty);
+  return rc;
+}
+
 /* rankSummaryTerm returns, of the query's one phrase of nTok tokens, the
 ** token whose summary is the smallest (the fewest rows), and in *pnRange
 ** the ranges of the largest (what a pass over the phrase merges); 0 when
@@ -1800,6 +1855,110 @@ done:
   return rc;
 }
 
+/*
+** Any query of several phrases, sessiondb_bm25(tbl, K, 'tbl', 'topall',
+** NULL, NULL, query), query the text of the MATCH (DESIGN.md, "Several
+** phrases"): each phrase counted (bm25's IDFs; a term with a summary from
+** it), then every matching row read once, by a nested statement of the
+** query, and bounded by the length its positions prove; its length is
+** looked up only while that bound reaches the K-th best exact score so
+** far. Scores and bounds are bm25's own operations, compared exactly.
+*/
+typedef struct RankAll {
+  RankData *p;
+  sqlite3 *db;
+  RankSizes sizes;
+  RankRow *aRow;  /* rows that reached the K best when read */
+  int nRow, nAlloc;
+  sqlite3_int64 nSeen;
+} RankAll;
+
+static int rankAllCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pArg){
+  RankAll *x = (RankAll *)pArg;
+  RankData *p = x->p;
+  sqlite3_int64 iRowid = pApi->xRowid(pFts);
+  int rc, nMinLen = 0, nTok = 0;
+  double score;
+  if( ++x->nSeen % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(x->db) ) return SQLITE_INTERRUPT;
+  rc = rankInst(pApi, pFts, p, -1, &nMinLen);
+  if( rc != SQLITE_OK ) return rc;
+  if( p->nTop == p->k && rankScore(p, (double)nMinLen) < p->aTop[0] ) return SQLITE_OK;
+  rc = rankDocsize(&x->sizes, iRowid, &nTok);
+  if( rc != SQLITE_OK ) return rc;
+  score = rankScore(p, (double)nTok);
+  if( p->nTop == p->k && score < p->aTop[0] ) return SQLITE_OK;
+  rankKeep(p, score);
+  if( x->nRow == x->nAlloc ){
+    int j, n = 0;
+    for(j = 0; j < x->nRow; j++){
+      if( p->nTop < p->k || x->aRow[j].score >= p->aTop[0] ) x->aRow[n++] = x->aRow[j];
+    }
+    x->nRow = n;  /* those fallen below the K best since */
+    if( 2 * n >= x->nAlloc ){
+      int m = x->nAlloc ? x->nAlloc * 2 : 256;
+      RankRow *aNew;
+      if( m > RANK_MAX_ROWS ) return SQLITE_RANGE;
+      aNew = (RankRow *)sqlite3_realloc64(x->aRow, (unsigned long long)m * sizeof(RankRow));
+      if( aNew == 0 ) return SQLITE_NOMEM;
+      x->aRow = aNew;
+      x->nAlloc = m;
+    }
+  }
+  memset(&x->aRow[x->nRow], 0, sizeof(RankRow));
+  x->aRow[x->nRow].iRowid = iRowid;
+  x->aRow[x->nRow].score = score;
+  x->aRow[x->nRow].nTok = nTok;
+  x->nRow++;
+  return SQLITE_OK;
+}
+
+/* rankAll ranks the query zQuery, of several phrases whose IDFs p holds,
+** as described above, into p (p->aRow, as rankAhead leaves it). Too many
+** rows kept (SQLITE_RANGE): nothing is ranked. */
+static int rankAll(RankData *p, const char *zTable, const char *zQuery, sqlite3 *db){
+  const sqlite3_int64 iMax = 0x7fffffffffffffffLL;
+  sqlite3_stmt *pFeed = 0;
+  RankFeed f;
+  RankAll x;
+  int rc, j, n = 0;
+  memset(&x, 0, sizeof(x));
+  x.p = p;
+  x.db = db;
+  x.sizes.db = db;
+  x.sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
+  if( x.sizes.zTable == 0 ) return SQLITE_NOMEM;
+  f.xRow = rankAllCb;
+  f.pArg = &x;
+  p->nTop = 0;
+  rc = rankFeedPrepare(db, zTable, &pFeed);
+  if( rc == SQLITE_OK ) rc = rankFeedRun(pFeed, &f, zQuery, -iMax - 1, iMax);
+  if( rc == SQLITE_OK ){
+    for(j = 0; j < x.nRow; j++){
+      if( p->nTop < p->k || x.aRow[j].score >= p->aTop[0] ) x.aRow[n++] = x.aRow[j];
+    }
+    /* the rows reaching the K-th best, ties included: placed as the query
+    ** orders them, ties by rowid */
+    qsort(x.aRow, (size_t)n, sizeof(RankRow), rankByRank);
+    for(j = 0; j < n; j++) x.aRow[j].u.iPlace = j;
+    qsort(x.aRow, (size_t)n, sizeof(RankRow), rankByRowid);
+    p->aRow = x.aRow;
+    p->nRow = n;
+    p->bAhead = 1;
+    p->nHit = -1;
+    p->bSummary = 1;
+    x.aRow = 0;
+  }
+  if( rc == SQLITE_RANGE ) rc = SQLITE_OK;  /* not ranked: 'top' fails */
+  if( getenv("SESSIONDB_RANK_STATS") ){
+    fprintf(stderr, "%s: %lld rows read, %d kept\n", zQuery, (long long)x.nSeen, n);
+  }
+  sqlite3_finalize(pFeed);
+  sqlite3_blob_close(x.sizes.pBlob);
+  sqlite3_free(x.sizes.zTable);
+  sqlite3_free(x.aRow);
+  return rc;
+}
+
 /* rankPrefixSame sets *pbSame when the query's phrases are, in order, the
 ** terms of table zTable beginning with zPrefix, one token each: the terms
 ** the caller read from the index are still all of them, in this
@@ -1836,10 +1995,10 @@ static int rankPrefixSame(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlit
 ** still the terms of that prefix (rankPrefixSame). */
 static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
                     const char *zTable, int eTop, sqlite3_value *pAllow,
-                    const char *zPrefix, sqlite3 *db, RankData **pp){
+                    const char *zPrefix, const char *zQuery, sqlite3 *db, RankData **pp){
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
-  int i, rc = SQLITE_OK, nPhrase, nCol;
+  int i, rc = SQLITE_OK, nPhrase, nCol, bNotAll = 0;
   int nFlush0 = 4 * k > fts5cjk_rank_flush_min ? 4 * k : fts5cjk_rank_flush_min;
   struct timespec t0, t1;
   RankAllow allow;
@@ -1881,12 +2040,16 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   if( rc == SQLITE_OK ) rc = pApi->xColumnTotalSize(pFts, -1, &nToken);
   if( rc == SQLITE_OK ) p->avgdl = (double)nToken / (double)nRow;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  for(i = 0; eTop == 5 && i < nPhrase; i++){
+    if( pApi->xPhraseSize(pFts, i) != 1 ) bNotAll = 1;  /* 'topall': terms only */
+  }
+  if( bNotAll ) nPhrase = 0;
   if( rc == SQLITE_OK && zPrefix ){
     int bSame = 0;
     rc = rankPrefixSame(pApi, pFts, db, zTable, zPrefix, &bSame);
     if( !bSame ) nPhrase = eTop = 0;  /* not read ahead: 'top' fails */
   }
-  if( rc == SQLITE_OK && eTop >= 2 ){
+  if( rc == SQLITE_OK && eTop >= 2 && eTop <= 4 ){
     /* A OR B, A AND B: ranked from summaries, or not read ahead at all
     ** ('top' then fails with SQLITE_RANGE, and the caller sorts) */
     int bDone = 0;
@@ -1895,6 +2058,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   }
   for(i = 0; rc == SQLITE_OK && i < nPhrase; i++){
     RankAhead a;
+    int bCounted = 0;
     memset(&a, 0, sizeof(a));
     a.p = p;
     a.db = db;
@@ -1923,7 +2087,24 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
         rankAheadRestart(&a, nFlush0);
       }
     }
-    if( rc == SQLITE_OK && !p->bSummary ) rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
+    if( rc == SQLITE_OK && eTop == 5 && a.bCountOnly && zTable && p->aSize[i] == 1 && pApi->iVersion >= 3 ){
+      /* a term of a query of several phrases ('topall'): counted from its
+      ** summary. Never in the statement FTS5 sorts (rank MATCH): a query
+      ** of the same table run from inside that one takes its expression.
+      ** A phrase of several tokens, or a term without a summary: 'topall'
+      ** gives up (counting it costs what the statement's pass does) */
+      char *zQuery = rankPhraseText(pApi, pFts, i, &rc);
+      const char *z = 0;
+      int nz = 0;
+      if( zQuery && (rc = pApi->xQueryToken(pFts, i, 0, &z, &nz)) == SQLITE_OK && z ){
+        char *zTerm = sqlite3_mprintf("%.*s", nz, z);
+        rc = zTerm ? rankSummaryCount(db, zTable, zTerm, zQuery, &a.nHit, &bCounted) : SQLITE_NOMEM;
+        sqlite3_free(zTerm);
+      }
+      sqlite3_free(zQuery);
+    }
+    if( eTop == 5 && a.bCountOnly && !bCounted ) bNotAll = 1;
+    if( rc == SQLITE_OK && !p->bSummary && !bCounted && !bNotAll ) rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
     if( rc == SQLITE_OK && p->bSummary != 2 ){
       double idf = log((nRow - a.nHit + 0.5) / (a.nHit + 0.5));
       if( idf <= 0.0 ) idf = 1e-6;
@@ -1940,6 +2121,10 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     sqlite3_free(a.sizes.zTable);
     sqlite3_free(a.aTopG);
     sqlite3_free(a.aRow);
+    if( bNotAll ) break;
+  }
+  if( rc == SQLITE_OK && eTop == 5 && !bNotAll && nPhrase > 1 && zTable && zQuery && !bAllow && k > 0 ){
+    rc = rankAll(p, zTable, zQuery, db);
   }
   rankAllowFree(&allow);
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -2056,7 +2241,7 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   const char *zMode = nVal > 2 ? (const char *)sqlite3_value_text(apVal[2]) : 0;
   int bTop = zMode && (strcmp(zMode, "top") == 0 || strcmp(zMode, "topterm") == 0
                        || strcmp(zMode, "topor") == 0 || strcmp(zMode, "topand") == 0
-                       || strcmp(zMode, "topsum") == 0);
+                       || strcmp(zMode, "topsum") == 0 || strcmp(zMode, "topall") == 0);
   double v = 0.0;
   int rc;
 
@@ -2082,8 +2267,9 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     sqlite3_result_error_code(pCtx, SQLITE_ERROR); /* allowed rowids: 'top' only */
     return;
   }
-  rc = rankData(pApi, pFts, k, zTable, bTop ? (zMode[3] == 't' ? 1 : zMode[3] == 'o' ? 2 : zMode[3] == 'a' ? 3 : zMode[3] == 's' ? 4 : 0) : 0,
+  rc = rankData(pApi, pFts, k, zTable, bTop ? (zMode[3] == 't' ? 1 : zMode[3] == 'o' ? 2 : zMode[3] == 'a' ? (zMode[4] == 'l' ? 5 : 3) : zMode[3] == 's' ? 4 : 0) : 0,
                 nVal > 3 ? apVal[3] : 0, nVal > 4 ? (const char *)sqlite3_value_text(apVal[4]) : 0,
+                nVal > 5 ? (const char *)sqlite3_value_text(apVal[5]) : 0,
                 sqlite3_context_db_handle(pCtx), &p);
   if( rc == SQLITE_OK && bTop ){
     rankTop(p, pCtx);

@@ -833,3 +833,127 @@ func TestRankSumFromSummaries(t *testing.T) {
 		t.Errorf("ab*, ranges too costly: %v, want SQLITE_RANGE", err)
 	}
 }
+
+// TestRankAllFromSummaries: 'topall', a query of several terms each
+// counted from its summary (bm25's IDFs) and every matching row read
+// once, gets exactly bm25's K best (ties included), with rows changed
+// below the summaries' through (logged: those ranges counted by FTS5) and
+// rows past it; a summary whose count is made wrong shows in the order, so
+// the count does come from it. A phrase of several tokens, or a term
+// without a summary: not ranked (SQLITE_RANGE).
+func TestRankAllFromSummaries(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
+	db := summaryDB(t)
+	rng := rand.New(rand.NewSource(3))
+	for i := 1; i <= 900; i++ {
+		var w []string
+		for range 1 + rng.Intn(7) {
+			w = append(w, []string{"a", "b", "c", "y", "y", "y", "y", "y", "y", "y"}[rng.Intn(10)]) // a, b, c: in under half the rows
+		}
+		if i%9 == 0 {
+			w = []string{"a", "b", "c"} // a run of ties
+		}
+		if _, err := db.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, i, strings.Join(w, " ")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summarize(t, db, 800, 8, "a", "b", "c")
+	// 40 rows below through lose a (logged: their ranges counted by FTS5)
+	if _, err := db.Exec(`CREATE TEMP TABLE lost AS SELECT rowid AS id FROM t WHERE t MATCH 'a' AND rowid <= 800 AND rowid % 9 <> 0 LIMIT 40`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE t SET x = 'y' WHERE rowid IN (SELECT id FROM lost)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) SELECT id FROM lost`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id   int
+		text string
+	}{{123, "b b b"}, {124, "y c"}, {369, "a"}, {656, ""}} {
+		if _, err := db.Exec(`UPDATE t SET x = ? WHERE rowid = ?`, c.text, c.id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) VALUES (?)`, c.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top := func(q string, k int) ([]int64, error) {
+		var x string
+		if err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topall', NULL, NULL, ?1) FROM t WHERE t MATCH ?1 LIMIT 1`, k), q).Scan(&x); err != nil {
+			return nil, err
+		}
+		var res topResult
+		if err := json.Unmarshal([]byte(x), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.IDs, nil
+	}
+	queries := []string{"a b", "a OR b", "b c", "a OR c OR b", "a b NOT c", "c AND (a OR b)", "b a c"}
+	matches := func(q string) bool {
+		want, scores := bm25Order(t, db, q)
+		ok := true
+		for _, k := range []int{1, 5, 28, 200} {
+			got, err := top(q, k)
+			if err != nil {
+				t.Fatalf("%s K=%d: %v", q, k, err)
+			}
+			ok = ok && slices.Equal(got, want[:topK(scores, k)])
+		}
+		return ok
+	}
+	for _, q := range queries {
+		if !matches(q) {
+			t.Errorf("%s: 'topall' differs from bm25's K best", q)
+		}
+	}
+	for _, q := range []string{`a "b c"`, "a y", "y OR a"} {
+		var se sqlite3.Error
+		if _, err := top(q, 28); !errors.As(err, &se) || se.Code != sqlite3.ErrRange {
+			t.Errorf("%s (a phrase, or a term without a summary): %v, want SQLITE_RANGE", q, err)
+		}
+	}
+	// a's summary counting 200 rows too many: its IDF falls, and so does
+	// its weight against b's.
+	var blob []byte
+	if err := db.QueryRow(`SELECT ranges FROM sessiondb_rank_terms WHERE term = 'a'`).Scan(&blob); err != nil {
+		t.Fatal(err)
+	}
+	blob[len(blob)-76+8] += 200 // the last range's n (4 bytes, little-endian, after its 8-byte hi); no row of it changed
+	if _, err := db.Exec(`UPDATE sessiondb_rank_terms SET ranges = ? WHERE term = 'a'`, blob); err != nil {
+		t.Fatal(err)
+	}
+	if matches("a OR b") {
+		t.Error("a OR b: a's count made wrong in its summary, yet the K best are bm25's: the count is not read from it")
+	}
+}
+
+// TestRankAllTiesPastBuffer: 'topall' with more rows tied at the K-th best
+// than its buffer first holds (256) returns every one of them.
+func TestRankAllTiesPastBuffer(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(0))
+	db := summaryDB(t)
+	for i := 1; i <= 900; i++ {
+		x := "a y y y b y"
+		if i%2 == 0 {
+			x = "a b" // 450 rows tied at the best
+		}
+		if _, err := db.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, i, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summarize(t, db, 900, 8, "a", "b")
+	want, scores := bm25Order(t, db, "a b")
+	var x string
+	if err := db.QueryRow(`SELECT sessiondb_bm25(t, 5, 't', 'topall', NULL, NULL, ?1) FROM t WHERE t MATCH ?1 LIMIT 1`, "a b").Scan(&x); err != nil {
+		t.Fatal(err)
+	}
+	var res topResult
+	if err := json.Unmarshal([]byte(x), &res); err != nil {
+		t.Fatal(err)
+	}
+	if n := topK(scores, 5); n != 450 || !slices.Equal(res.IDs, want[:n]) {
+		t.Errorf("a b K=5: %d rows, want the %d tied with the best", len(res.IDs), n)
+	}
+}
