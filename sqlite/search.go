@@ -568,10 +568,13 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			}
 		}
 	}
-	if !top && !one && not == "" && !strings.Contains(q, "*") && !spacedPhrase(q) && table != "messages_fts_trigram" {
-		// Several phrases, none a prefix: each counted (from its summary,
-		// if a term has one), every matching row read once ('topall'),
-		// instead of FTS5 sorting every match by bm25.
+	if !top && !one && not == "" && !strings.Contains(q, "*") && !spacedPhrase(q) && table != "messages_fts_trigram" &&
+		s.o.Sources == nil && s.o.ExcludeSources == nil && len(s.o.Roles) == 0 {
+		// Several terms: each counted from its summary, every matching
+		// row read once ('topall'), instead of FTS5 sorting every match by
+		// bm25. Not with a source or role filter: asked again for more
+		// rows, it would read every matching row again, which costs more
+		// than the sort.
 		top, all = true, true
 	}
 	if top {
@@ -587,7 +590,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		case sum:
 			mode = "topsum" // every source's rows: rankOr takes no allowed ids
 		case all:
-			mode = "topall" // every source's rows too
+			mode = "topall"
 		case narrow:
 			mode = "top"
 		}

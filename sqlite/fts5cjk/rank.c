@@ -74,6 +74,9 @@
 ** it after allowed, which may be NULL), the query is read ahead only when
 ** its phrases are still the terms beginning with that prefix in the
 ** statement's snapshot (rankPrefixSame); else 'top' fails.
+** sessiondb_bm25(tbl, K, 'name', 'topall', NULL, NULL, query), for a
+** query of several terms, each with a summary, ranks it in one read of its
+** rows (rankAll, below); query is the MATCH text, read again from inside.
 ** sessiondb_bm25(tbl, R, 'name', 'ranges', 'lo,hi,...'), on the first row
 ** of a one-token query, returns the summary of its rows in each rowid span,
 ** in ranges of R rows (a blob). sessiondb_bm25(tbl, 0, '', 'feed', p) hands the row
