@@ -499,8 +499,8 @@ const rankSlack = 8
 // 'topand' (rank.c's rankOr); when the function does not rank it, or its
 // page does not fill, the statement below answers. Any other query of
 // several phrases, none a prefix, goes to matchTop with 'topall' (rank.c's
-// rankAll: ranked when each phrase is a term with a summary, which counts
-// it), and otherwise is sorted by FTS5 (rank MATCH). A prefix of ASCII
+// rankAll: ranked when each phrase is a term and one has a summary, which
+// counts it), and otherwise is sorted by FTS5 (rank MATCH). A prefix of ASCII
 // letters and digits standing for one term is searched as that term; for
 // 2 to rankSumMax terms, their summaries rank them once ('topsum', see
 // prefixTerms and DESIGN.md, "A prefix"). Any other prefix is
@@ -570,7 +570,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	}
 	if !top && !one && not == "" && !strings.Contains(q, "*") && !spacedPhrase(q) && table != "messages_fts_trigram" &&
 		s.o.Sources == nil && s.o.ExcludeSources == nil && len(s.o.Roles) == 0 {
-		// Several terms: each counted from its summary, every matching
+		// Several terms: counted from their summaries, every matching
 		// row read once ('topall'), instead of FTS5 sorting every match by
 		// bm25. Not with a source or role filter: asked again for more
 		// rows, it would read every matching row again, which costs more

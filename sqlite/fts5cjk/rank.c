@@ -2001,7 +2001,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
                     const char *zPrefix, const char *zQuery, sqlite3 *db, RankData **pp){
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
-  int i, rc = SQLITE_OK, nPhrase, nCol, bNotAll = 0;
+  int i, rc = SQLITE_OK, nPhrase, nCol, bNotAll = 0, nSumCounted = 0;
   int nFlush0 = 4 * k > fts5cjk_rank_flush_min ? 4 * k : fts5cjk_rank_flush_min;
   struct timespec t0, t1;
   RankAllow allow;
@@ -2094,8 +2094,10 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
       /* a term of a query of several phrases ('topall'): counted from its
       ** summary. Never in the statement FTS5 sorts (rank MATCH): a query
       ** of the same table run from inside that one takes its expression.
-      ** A phrase of several tokens, or a term without a summary: 'topall'
-      ** gives up (counting it costs what the statement's pass does) */
+      ** A term without a summary is counted by a pass, as the statement
+      ** counts it (few rows: a frequent term has a summary, but for one
+      ** in more than half of the rows); with no term summarized, 'topall'
+      ** gives up. A phrase of several tokens: it gives up at once */
       char *zQuery = rankPhraseText(pApi, pFts, i, &rc);
       const char *z = 0;
       int nz = 0;
@@ -2106,8 +2108,8 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
       }
       sqlite3_free(zQuery);
     }
-    if( eTop == 5 && a.bCountOnly && !bCounted ) bNotAll = 1;
-    if( rc == SQLITE_OK && !p->bSummary && !bCounted && !bNotAll ) rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
+    nSumCounted += bCounted;
+    if( rc == SQLITE_OK && !p->bSummary && !bCounted ) rc = pApi->xQueryPhrase(pFts, i, (void *)&a, rankAheadCb);
     if( rc == SQLITE_OK && p->bSummary != 2 ){
       double idf = log((nRow - a.nHit + 0.5) / (a.nHit + 0.5));
       if( idf <= 0.0 ) idf = 1e-6;
@@ -2124,9 +2126,8 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     sqlite3_free(a.sizes.zTable);
     sqlite3_free(a.aTopG);
     sqlite3_free(a.aRow);
-    if( bNotAll ) break;
   }
-  if( rc == SQLITE_OK && eTop == 5 && !bNotAll && nPhrase > 1 && zTable && zQuery && !bAllow && k > 0 ){
+  if( rc == SQLITE_OK && eTop == 5 && !bNotAll && nSumCounted > 0 && nPhrase > 1 && zTable && zQuery && !bAllow && k > 0 ){
     rc = rankAll(p, zTable, zQuery, db);
   }
   rankAllowFree(&allow);
