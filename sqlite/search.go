@@ -534,7 +534,9 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			top = true
 		}
 	}
-	prefix, sum, all := "", false, false
+	// topMode is matchTop's mode when a route below chose one ('topsum',
+	// 'topall'); "" leaves it to the source filter ('topterm' or 'top').
+	prefix, topMode := "", ""
 	if table == "messages_fts" && prefixWord.MatchString(q) {
 		// A prefix: the terms it stands for, read from the index's pages.
 		// One: the query of that term is the prefix's, row for row. More:
@@ -550,7 +552,10 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			for i, t := range terms {
 				ored[i] = quoteTerm(t)
 			}
-			top, pos, prefix, sum = true, strings.Join(ored, " OR "), word, len(terms) > 1
+			top, pos, prefix = true, strings.Join(ored, " OR "), word
+			if len(terms) > 1 {
+				topMode = "topsum" // every source's rows: rankOr takes no allowed ids
+			}
 		}
 	}
 	if mode, terms := twoPhrases(q); !top && mode != "" && s.summarized(ctx, table, boundingTerms(table, terms), 0) {
@@ -575,24 +580,22 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		// bm25. Not with a source or role filter: asked again for more
 		// rows, it would read every matching row again, which costs more
 		// than the sort.
-		top, all = true, true
+		top, topMode = true, "topall"
 	}
 	if top {
-		narrow, err := s.fewSourceRows(ctx)
-		if err != nil {
-			return nil, err
-		}
 		// The query is one phrase, not a prefix (or a prefix's terms): a
 		// one-token one may use a summary. Rare sources rank only their
 		// own rows.
-		mode := "topterm"
-		switch {
-		case sum:
-			mode = "topsum" // every source's rows: rankOr takes no allowed ids
-		case all:
-			mode = "topall"
-		case narrow:
-			mode = "top"
+		mode, fallback := topMode, topMode != ""
+		if !fallback {
+			narrow, err := s.fewSourceRows(ctx)
+			if err != nil {
+				return nil, err
+			}
+			mode = "topterm"
+			if narrow {
+				mode = "top"
+			}
 		}
 		maxK := rankMaxK
 		if not != "" {
@@ -600,7 +603,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		}
 		for {
 			hits, passed, err := s.matchTop(ctx, table, pos, not, k, mode, prefix)
-			if (sum || all) && err == errIncomplete && passed < 0 {
+			if fallback && err == errIncomplete && passed < 0 {
 				break // not ranked: the statement below
 			}
 			if err != errIncomplete || k >= maxK {
@@ -704,7 +707,11 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		fargs = append(fargs, not)
 	}
 	args := []any{q}
-	allowed := ""
+	// The function's arguments after the mode: the ids of a rare source's
+	// rows ('top'), the prefix whose terms q must still be in the
+	// statement's snapshot, and the query's own text, through which
+	// 'topall' reads its rows; NULL when not used.
+	allowed, prefixArg, queryArg := "NULL", "NULL", "NULL"
 	if narrow {
 		// Numbered: these come before ?1 in the text, and the filters'
 		// plain ? after them take the following numbers.
@@ -713,25 +720,15 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 			nums[i] = fmt.Sprintf("?%d", i+2)
 			args = append(args, v)
 		}
-		allowed = ", (SELECT COALESCE(group_concat(am.id), '') FROM sessions AS a JOIN messages AS am ON am.session_id = a.id" +
+		allowed = "(SELECT COALESCE(group_concat(am.id), '') FROM sessions AS a JOIN messages AS am ON am.session_id = a.id" +
 			" WHERE a.source IN (" + strings.Join(nums, ", ") + "))"
 	}
-	if prefix != "" || mode == "topall" {
-		// The terms q holds must still be the prefix's in the
-		// statement's snapshot, or the function does not rank; 'topall'
-		// reads the query's rows through a query of its own text.
-		if allowed == "" {
-			allowed = ", NULL"
-		}
-		if prefix == "" {
-			allowed += ", NULL"
-		} else {
-			args = append(args, prefix)
-			allowed += fmt.Sprintf(", ?%d", len(args))
-		}
-		if mode == "topall" {
-			allowed += ", ?1"
-		}
+	if prefix != "" {
+		args = append(args, prefix)
+		prefixArg = fmt.Sprintf("?%d", len(args))
+	}
+	if mode == "topall" {
+		queryArg = "?1"
 	}
 	fn := "sessiondb_snippet"
 	if mode == "topsum" {
@@ -743,7 +740,8 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk)", s.o.Limit*rankSeekMicros)
 	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
 		page, seek, s.snippetWith(fn, table), table, table, table)
-	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[4]s'%[3]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)", table, k, allowed, mode) +
+	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s', %[4]s, %[5]s, %[6]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)",
+		table, k, mode, allowed, prefixArg, queryArg) +
 		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, " + seek +
 		" FROM (SELECT id, place, ok, us, size, sk, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
 		" count(*) OVER () AS total, sum(ok) OVER () AS passed" +

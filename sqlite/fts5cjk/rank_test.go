@@ -571,17 +571,9 @@ func TestRankOrFromSummaries(t *testing.T) {
 		if strings.Contains(q, " OR ") {
 			mode = "topor"
 		}
-		var x string
-		err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', '%s') FROM t WHERE t MATCH ? LIMIT 1`, k, mode), q).Scan(&x)
+		res, err := topOf(t, db, fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', '%s') FROM t WHERE t MATCH ? LIMIT 1`, k, mode), q)
 		if err != nil {
 			return nil, err
-		}
-		var res struct {
-			Hits, Seek int
-			IDs        []int64
-		}
-		if err := json.Unmarshal([]byte(x), &res); err != nil {
-			t.Fatal(err)
 		}
 		if res.Seek != 1 || res.Hits != -1 {
 			t.Errorf("%s K=%d: seek %d, hits %d; want 1, -1 (not counted)", q, k, res.Seek, res.Hits)
@@ -689,15 +681,26 @@ type topResult struct {
 // topTerm returns sessiondb_bm25(table, k, 'table', 'topterm') for q.
 func topTerm(t *testing.T, db *sql.DB, table, q string, k int) topResult {
 	t.Helper()
-	var x string
-	if err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'topterm') FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1`, table, k), q).Scan(&x); err != nil {
+	res, err := topOf(t, db, fmt.Sprintf(`SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', 'topterm') FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1`, table, k), q)
+	if err != nil {
 		t.Fatalf("%s K=%d: %v", q, k, err)
 	}
+	return res
+}
+
+// topOf runs stmt, a call of one of sessiondb_bm25's 'top' modes on a
+// query's first row, and decodes its JSON; or returns the call's error.
+func topOf(t *testing.T, db *sql.DB, stmt string, args ...any) (topResult, error) {
+	t.Helper()
+	var x string
 	var res topResult
+	if err := db.QueryRow(stmt, args...).Scan(&x); err != nil {
+		return res, err
+	}
 	if err := json.Unmarshal([]byte(x), &res); err != nil {
 		t.Fatal(err)
 	}
-	return res
+	return res, nil
 }
 
 // bm25Order returns the rows of t matching q in the order of ORDER BY
@@ -781,15 +784,10 @@ func TestRankSumFromSummaries(t *testing.T) {
 		}
 	}
 	top := func(terms []string, prefix string, k int) ([]int64, error) {
-		var x string
-		err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topsum', NULL, ?) FROM t WHERE t MATCH ? LIMIT 1`, k),
-			prefix, `"`+strings.Join(terms, `" OR "`)+`"`).Scan(&x)
+		res, err := topOf(t, db, fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topsum', NULL, ?) FROM t WHERE t MATCH ? LIMIT 1`, k),
+			prefix, `"`+strings.Join(terms, `" OR "`)+`"`)
 		if err != nil {
 			return nil, err
-		}
-		var res topResult
-		if err := json.Unmarshal([]byte(x), &res); err != nil {
-			t.Fatal(err)
 		}
 		if res.Seek != 1 || res.Hits != -1 {
 			t.Errorf("%s K=%d: seek %d, hits %d; want 1, -1 (not counted)", terms, k, res.Seek, res.Hits)
@@ -881,15 +879,8 @@ func TestRankAllFromSummaries(t *testing.T) {
 		}
 	}
 	top := func(q string, k int) ([]int64, error) {
-		var x string
-		if err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topall', NULL, NULL, ?1) FROM t WHERE t MATCH ?1 LIMIT 1`, k), q).Scan(&x); err != nil {
-			return nil, err
-		}
-		var res topResult
-		if err := json.Unmarshal([]byte(x), &res); err != nil {
-			t.Fatal(err)
-		}
-		return res.IDs, nil
+		res, err := topOf(t, db, fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topall', NULL, NULL, ?1) FROM t WHERE t MATCH ?1 LIMIT 1`, k), q)
+		return res.IDs, err
 	}
 	queries := []string{"a b", "a OR b", "b c", "a OR c OR b", "a b NOT c", "c AND (a OR b)", "b a c", "a y", "y OR b"}
 	matches := func(q string) bool {
@@ -946,12 +937,8 @@ func TestRankAllTiesPastBuffer(t *testing.T) {
 	}
 	summarize(t, db, 900, 8, "a", "b")
 	want, scores := bm25Order(t, db, "a b")
-	var x string
-	if err := db.QueryRow(`SELECT sessiondb_bm25(t, 5, 't', 'topall', NULL, NULL, ?1) FROM t WHERE t MATCH ?1 LIMIT 1`, "a b").Scan(&x); err != nil {
-		t.Fatal(err)
-	}
-	var res topResult
-	if err := json.Unmarshal([]byte(x), &res); err != nil {
+	res, err := topOf(t, db, `SELECT sessiondb_bm25(t, 5, 't', 'topall', NULL, NULL, ?1) FROM t WHERE t MATCH ?1 LIMIT 1`, "a b")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n := topK(scores, 5); n != 450 || !slices.Equal(res.IDs, want[:n]) {
