@@ -349,3 +349,44 @@ func searchIDs(t *testing.T, db *DB, q string, o sessiondb.SearchOptions) []int6
 	}
 	return out
 }
+
+// TestRunSummarized: a run of CJK characters goes to matchTop when one of
+// its bigrams has a summary of rankPhraseMinCJK ranges or more, or when
+// every bigram has one, whatever its size (rank.c then reads the least);
+// not when a bigram without a summary leaves only small ones.
+func TestRunSummarized(t *testing.T) {
+	ctx := context.Background()
+	SetRankSummaryScale(t, 20, 8)
+	var texts []string
+	for i := 0; i < 100; i++ {
+		switch {
+		case i < 20:
+			texts = append(texts, "数据库 ok")
+		case i < 40:
+			texts = append(texts, "数据 表 x")
+		default:
+			texts = append(texts, "hello world")
+		}
+	}
+	db := searchDB(t, texts...)
+	if n, err := db.SummarizeTerms(ctx, nil); err != nil || n == 0 {
+		t.Fatalf("SummarizeTerms: %d terms, %v", n, err)
+	}
+	s := &searcher{db: db}
+	for _, c := range []struct {
+		minCJK int
+		run    string
+		want   bool
+	}{
+		{1000, "数据库", true},  // 数据 and 据库, both small: the least
+		{1000, "数据表", false}, // 据表: no summary, 数据's small
+		{0, "数据表", true},     // 数据's is large enough
+		{1000, "数据", true},   // one bigram: its term
+		{1000, "世界", false},
+	} {
+		setUntilEnd(t, &rankPhraseMinCJK, c.minCJK)
+		if got := s.runSummarized(ctx, "messages_fts_cjk", bigrams(c.run)); got != c.want {
+			t.Errorf("%s, least ranges %d: runSummarized %v, want %v", c.run, c.minCJK, got, c.want)
+		}
+	}
+}

@@ -386,6 +386,29 @@ func (s *searcher) summarized(ctx context.Context, table string, terms []string,
 	return err == nil && n > 0
 }
 
+// runSummarized reports whether the run of CJK characters of bigrams b
+// (two or more) can be read from a summary of one of them: one of
+// rankPhraseMinCJK ranges or more, or every bigram's, of any size (then
+// rank.c reads the least, whose rows are mostly the run's). A run of one
+// bigram is its term.
+func (s *searcher) runSummarized(ctx context.Context, table string, b []string) bool {
+	if len(b) == 1 {
+		return s.summarized(ctx, table, b, 0)
+	}
+	distinct := map[string]bool{}
+	args := []any{rankPhraseMinCJK * rankRec, table}
+	for _, t := range b {
+		if !distinct[t] {
+			distinct[t] = true
+			args = append(args, t)
+		}
+	}
+	var large, all int
+	err := s.db.read.QueryRowContext(ctx, "SELECT IFNULL(sum(length(ranges) >= ?), 0), count(*) FROM sessiondb_rank_terms WHERE fts = ? AND term IN ("+
+		placeholders(len(distinct))+")", args...).Scan(&large, &all)
+	return err == nil && (large > 0 || all == len(distinct))
+}
+
 // boundingTerms returns those of terms of index table whose summaries
 // bound rows well: on the CJK index a Latin word's summary is made to count
 // its rows (countOnly), so a query of a Latin word and a CJK phrase without
@@ -530,7 +553,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	// has a range summary: otherwise the statement below is faster there
 	// (runs of bigrams with few matches).
 	if table == "messages_fts_cjk" && one {
-		if b := bigrams(q); b != nil && s.summarized(ctx, table, b, min(len(b)-1, 1)*rankPhraseMinCJK) {
+		if b := bigrams(q); b != nil && s.runSummarized(ctx, table, b) {
 			top = true
 		}
 	}

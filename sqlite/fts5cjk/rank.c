@@ -1173,9 +1173,9 @@ static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
   sqlite3_int64 nMin = fts5cjk_rank_range_rows > 0 && strcmp(zTable, "messages_fts_cjk") == 0
                        ? (sqlite3_int64)RANK_PHRASE_MIN_CJK * RANK_REC : 0;
   sqlite3_stmt *pStmt = 0;
-  char *zBest = 0;
-  sqlite3_int64 nBest = -1, nMax = 0;
-  int i, rc;
+  char *zBest = 0, *zLeast = 0;
+  sqlite3_int64 nBest = -1, nMax = 0, nLeast = -1;
+  int i, rc, nFound = 0;
   *pRc = SQLITE_OK;
   if( nTok == 1 ){
     /* a term: itself, without a look at the summaries (rankSummaryRead's) */
@@ -1198,12 +1198,19 @@ static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
     sqlite3_bind_text(pStmt, 2, z, n, 0);
     if( sqlite3_step(pStmt) == SQLITE_ROW ){
       sqlite3_int64 nLen = sqlite3_column_int64(pStmt, 0);
+      nFound++;
       if( nLen > nMax ) nMax = nLen;
       if( nLen >= nMin && (nBest < 0 || nLen < nBest) ){
         nBest = nLen;
         sqlite3_free(zBest);
         zBest = sqlite3_mprintf("%.*s", n, z);
         if( zBest == 0 ) *pRc = SQLITE_NOMEM;
+      }
+      if( nLeast < 0 || nLen < nLeast ){
+        nLeast = nLen;
+        sqlite3_free(zLeast);
+        zLeast = sqlite3_mprintf("%.*s", n, z);
+        if( zLeast == 0 ) *pRc = SQLITE_NOMEM;
       }
     }
     rc = sqlite3_reset(pStmt);
@@ -1212,7 +1219,16 @@ static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
   sqlite3_finalize(pStmt);
   if( *pRc != SQLITE_OK ){
     sqlite3_free(zBest);
+    sqlite3_free(zLeast);
     return 0;
+  }
+  /* every token summarized (each in thousands of rows): the least of
+  ** them, whatever its size, as its rows are mostly the run's */
+  if( i == nTok && nFound == nTok ){
+    sqlite3_free(zBest);
+    zBest = zLeast;
+  }else{
+    sqlite3_free(zLeast);
   }
   *pnRange = nMax / RANK_REC;
   return zBest;

@@ -411,6 +411,78 @@ func TestRankPhraseFromSummary(t *testing.T) {
 	}
 }
 
+// TestRankCJKRunFromLeastBigram: where ranges cost something, a run of
+// CJK characters is read from a summary of fewer than RANK_PHRASE_MIN_CJK
+// ranges only when every bigram of the run has one, and then from the
+// least of them: 数据 is in 240 rows (60 ranges), 据库 in 60 (15 ranges,
+// all 数据库), so 数据库 is read from 据库's ranges ("seek" 1, at most 15
+// read), with bm25's K best. With 据库's summary gone, 数据's alone is too
+// small: no range is read, every row is ("seek" 0).
+func TestRankCJKRunFromLeastBigram(t *testing.T) {
+	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(1))
+	db := summaryDB(t)
+	if _, err := db.Exec(`CREATE VIRTUAL TABLE messages_fts_cjk USING fts5(x, tokenize='cjk_unicode61')`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 240; i++ {
+		// 数据 more often and in shorter rows than in the run: its
+		// ranges bound far above the run's rows
+		text := "数据 数据 数据 数据" + strings.Repeat(" 表格", i%2)
+		switch {
+		case i%4 == 0 && i <= 20: // the best five, in 据库's first two ranges
+			text = "数据库 数据库 数据库"
+		case i%4 == 0:
+			text = "数据库" + strings.Repeat(" 文件", 5+i%7)
+		}
+		if _, err := db.Exec(`INSERT INTO messages_fts_cjk(rowid, x) VALUES (?, ?)`, i, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summarizeIn(t, db, "messages_fts_cjk", 240, 4, "数据", "据库")
+	var want []int64
+	var scores []float64
+	rows, err := db.Query(`SELECT rowid, bm25(messages_fts_cjk) FROM messages_fts_cjk WHERE messages_fts_cjk MATCH '数据库' ORDER BY 2, 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var score float64
+		if err := rows.Scan(&id, &score); err != nil {
+			t.Fatal(err)
+		}
+		want, scores = append(want, id), append(scores, score)
+	}
+	if err := rows.Err(); err != nil || len(want) != 60 {
+		t.Fatalf("数据库 in %d rows (%v), want 60", len(want), err)
+	}
+	for _, c := range []struct {
+		drop string
+		seek int
+	}{{"", 1}, {"据库", 0}} {
+		if c.drop != "" {
+			if _, err := db.Exec(`DELETE FROM sessiondb_rank_terms WHERE term = ?`, c.drop); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, k := range []int{1, 5} {
+			before := fts5cjk.RangesRead()
+			res := topTerm(t, db, "messages_fts_cjk", "数据库", k)
+			read := fts5cjk.RangesRead() - before
+			// from a summary, rows tied with the K-th may be left out
+			if n := topK(scores, k); res.Seek != c.seek || len(res.IDs) < k || len(res.IDs) > n || !slices.Equal(res.IDs, want[:len(res.IDs)]) {
+				t.Errorf("summary of %q dropped, K=%d: seek %d, top %v; want seek %d, top %v", c.drop, k, res.Seek, res.IDs, c.seek, want[:n])
+			}
+			if c.seek == 1 && (read == 0 || read > 15) {
+				t.Errorf("K=%d: %d ranges read, want 1 to 15 (据库's)", k, read)
+			}
+			if c.seek == 0 && read != 0 {
+				t.Errorf("summary of %q dropped, K=%d: %d ranges read, want none", c.drop, k, read)
+			}
+		}
+	}
+}
+
 // TestRankPhraseGivesUp: a phrase whose rows lie in its token's ranges of
 // the lowest bounds (a rare phrase of a frequent word) is given up on
 // after an eighth of the token's rows were read range by range, and read
