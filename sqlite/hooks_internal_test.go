@@ -101,7 +101,6 @@ func SetRankSummaryScale(tb testing.TB, minDocs int64, rows int) {
 	setUntilEnd(tb, &rankMinDocs, minDocs)
 	setUntilEnd(tb, &rankMinShare, 1<<62)
 	setUntilEnd(tb, &rankRangeRows, rows)
-	setUntilEnd(tb, &rankPhraseMinCJK, 0)
 	old := fts5cjk.SetRangeReadCost(0) // small tables: a summary always answers
 	tb.Cleanup(func() { fts5cjk.SetRangeReadCost(old) })
 }

@@ -350,10 +350,9 @@ func searchIDs(t *testing.T, db *DB, q string, o sessiondb.SearchOptions) []int6
 	return out
 }
 
-// TestRunSummarized: a run of CJK characters goes to matchTop when one of
-// its bigrams has a summary of rankPhraseMinCJK ranges or more, or when
-// every bigram has one, whatever its size (rank.c then reads the least);
-// not when a bigram without a summary leaves only small ones.
+// TestRunSummarized: a run of CJK characters goes to matchTop when every
+// one of its bigrams has a summary (rank.c then reads the least), not
+// when one has none.
 func TestRunSummarized(t *testing.T) {
 	ctx := context.Background()
 	SetRankSummaryScale(t, 20, 8)
@@ -364,6 +363,8 @@ func TestRunSummarized(t *testing.T) {
 			texts = append(texts, "数据库 ok")
 		case i < 40:
 			texts = append(texts, "数据 表 x")
+		case i < 60:
+			texts = append(texts, "哈哈 y")
 		default:
 			texts = append(texts, "hello world")
 		}
@@ -373,20 +374,15 @@ func TestRunSummarized(t *testing.T) {
 		t.Fatalf("SummarizeTerms: %d terms, %v", n, err)
 	}
 	s := &searcher{db: db}
-	for _, c := range []struct {
-		minCJK int
-		run    string
-		want   bool
-	}{
-		{1000, "数据库", true},  // 数据 and 据库, both small: the least
-		{1000, "数据表", false}, // 据表: no summary, 数据's small
-		{0, "数据表", true},     // 数据's is large enough
-		{1000, "数据", true},   // one bigram: its term
-		{1000, "世界", false},
+	for run, want := range map[string]bool{
+		"数据库": true,  // 数据 and 据库
+		"哈哈哈": true,  // 哈哈 twice
+		"数据表": false, // 据表: no summary
+		"数据":  true,  // one bigram: its term
+		"世界":  false,
 	} {
-		setUntilEnd(t, &rankPhraseMinCJK, c.minCJK)
-		if got := s.runSummarized(ctx, "messages_fts_cjk", bigrams(c.run)); got != c.want {
-			t.Errorf("%s, least ranges %d: runSummarized %v, want %v", c.run, c.minCJK, got, c.want)
+		if got := s.runSummarized(ctx, "messages_fts_cjk", bigrams(run)); got != want {
+			t.Errorf("%s: runSummarized %v, want %v", run, got, want)
 		}
 	}
 }

@@ -386,27 +386,23 @@ func (s *searcher) summarized(ctx context.Context, table string, terms []string,
 	return err == nil && n > 0
 }
 
-// runSummarized reports whether the run of CJK characters of bigrams b
-// (two or more) can be read from a summary of one of them: one of
-// rankPhraseMinCJK ranges or more, or every bigram's, of any size (then
-// rank.c reads the least, whose rows are mostly the run's). A run of one
-// bigram is its term.
+// runSummarized reports whether every bigram of a run of CJK characters
+// (b) has a summary: then rank.c reads the run from the least of them (a
+// run with a bigram in too few rows for one has few rows: the pass is
+// faster).
 func (s *searcher) runSummarized(ctx context.Context, table string, b []string) bool {
-	if len(b) == 1 {
-		return s.summarized(ctx, table, b, 0)
-	}
 	distinct := map[string]bool{}
-	args := []any{rankPhraseMinCJK * rankRec, table}
+	args := []any{table}
 	for _, t := range b {
 		if !distinct[t] {
 			distinct[t] = true
 			args = append(args, t)
 		}
 	}
-	var large, all int
-	err := s.db.read.QueryRowContext(ctx, "SELECT IFNULL(sum(length(ranges) >= ?), 0), count(*) FROM sessiondb_rank_terms WHERE fts = ? AND term IN ("+
-		placeholders(len(distinct))+")", args...).Scan(&large, &all)
-	return err == nil && (large > 0 || all == len(distinct))
+	var n int
+	err := s.db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms WHERE fts = ? AND term IN ("+
+		placeholders(len(distinct))+")", args...).Scan(&n)
+	return err == nil && n == len(distinct)
 }
 
 // boundingTerms returns those of terms of index table whose summaries
@@ -422,12 +418,6 @@ func boundingTerms(table string, terms []string) []string {
 	}
 	return out
 }
-
-// rankPhraseMinCJK is rank.c's RANK_PHRASE_MIN_CJK: a run of CJK
-// characters is read from the summary of one of its bigrams only when
-// that summary holds this many ranges (a variable: tests on small tables
-// set it to 0, as they make ranges cost nothing in rank.c).
-var rankPhraseMinCJK = fts5cjk.PhraseMinCJK()
 
 // prefixWord matches a prefix query of ASCII letters and digits, which the
 // word index's tokenizer (unicode61) makes one token of, in lower case.
@@ -549,7 +539,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 		pos, not = m[1], m[2]
 	}
 	top := table == "messages_fts" && (one || not != "") && !strings.HasSuffix(pos, "*")
-	// On the CJK index only a run of CJK characters one of whose bigrams
+	// On the CJK index only a run of CJK characters every bigram of which
 	// has a range summary: otherwise the statement below is faster there
 	// (runs of bigrams with few matches).
 	if table == "messages_fts_cjk" && one {

@@ -676,12 +676,6 @@ static int rankAhead(RankData *p, RankAhead *a, int bOrderOnly){
 #define RANK_FEED "sessiondb_rank_feed"
 #define RANK_GIVE_UP 4       /* read more than 1/4 of the clean rows: one pass */
 #define RANK_PHRASE_MIN 800  /* ranges of a phrase's word summary at least (rankFromSummary) */
-/* ranges of the bigram summary a run of CJK characters is read from, at
-** least: a run of bigrams has few rows, which a smaller bigram's summary
-** finds only after many ranges (セッション at 1M from a bigram of 6,000
-** rows: 8.9 ms, against 5.0 from one of 10,000 or more) */
-#define RANK_PHRASE_MIN_CJK 157
-const int fts5cjk_rank_phrase_min_cjk = RANK_PHRASE_MIN_CJK; /* for the Go side */
 
 struct RankRange {
   sqlite3_int64 hi;
@@ -1164,17 +1158,14 @@ static int rankSummaryCount(sqlite3 *db, const char *zTable, const char *zTerm, 
 /* rankSummaryTerm returns, of the query's one phrase of nTok tokens, the
 ** token whose summary is the smallest (the fewest rows), and in *pnRange
 ** the ranges of the largest (what a pass over the phrase merges); 0 when
-** none has one (*pRc says why, if it failed). A term is returned as it
-** is, and *pnRange left alone. */
+** none has one (*pRc says why, if it failed), and for a run of CJK
+** characters (the CJK index) unless every bigram has one. A term is
+** returned as it is, and *pnRange left alone. */
 static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlite3 *db,
                              const char *zTable, int nTok, sqlite3_int64 *pnRange, int *pRc){
-  /* a run of CJK characters: only the summaries of RANK_PHRASE_MIN_CJK
-  ** ranges or more (off where ranges cost nothing: tests) */
-  sqlite3_int64 nMin = fts5cjk_rank_range_rows > 0 && strcmp(zTable, "messages_fts_cjk") == 0
-                       ? (sqlite3_int64)RANK_PHRASE_MIN_CJK * RANK_REC : 0;
   sqlite3_stmt *pStmt = 0;
-  char *zBest = 0, *zLeast = 0;
-  sqlite3_int64 nBest = -1, nMax = 0, nLeast = -1;
+  char *zBest = 0;
+  sqlite3_int64 nBest = -1, nMax = 0;
   int i, rc, nFound = 0;
   *pRc = SQLITE_OK;
   if( nTok == 1 ){
@@ -1200,35 +1191,26 @@ static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
       sqlite3_int64 nLen = sqlite3_column_int64(pStmt, 0);
       nFound++;
       if( nLen > nMax ) nMax = nLen;
-      if( nLen >= nMin && (nBest < 0 || nLen < nBest) ){
+      if( nBest < 0 || nLen < nBest ){
         nBest = nLen;
         sqlite3_free(zBest);
         zBest = sqlite3_mprintf("%.*s", n, z);
         if( zBest == 0 ) *pRc = SQLITE_NOMEM;
-      }
-      if( nLeast < 0 || nLen < nLeast ){
-        nLeast = nLen;
-        sqlite3_free(zLeast);
-        zLeast = sqlite3_mprintf("%.*s", n, z);
-        if( zLeast == 0 ) *pRc = SQLITE_NOMEM;
       }
     }
     rc = sqlite3_reset(pStmt);
     if( rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT ) *pRc = rc;
   }
   sqlite3_finalize(pStmt);
-  if( *pRc != SQLITE_OK ){
+  /* A run of CJK characters with a bigram in too few rows for a summary
+  ** has at most that many rows, a small share of any summarized bigram's:
+  ** its ranges would find them late (セッション at 1M from ッシ: 8.9 ms, the
+  ** pass 5.0; バージョン from バー 9.8, the pass 6.4). With every bigram
+  ** summarized, each is in thousands of rows and the least holds mostly
+  ** the run's (数据库迁移 at 1M: 8,484 rows, 库迁 8,576). */
+  if( *pRc != SQLITE_OK || (strcmp(zTable, "messages_fts_cjk") == 0 && (i < nTok || nFound < nTok)) ){
     sqlite3_free(zBest);
-    sqlite3_free(zLeast);
     return 0;
-  }
-  /* every token summarized (each in thousands of rows): the least of
-  ** them, whatever its size, as its rows are mostly the run's */
-  if( i == nTok && nFound == nTok ){
-    sqlite3_free(zBest);
-    zBest = zLeast;
-  }else{
-    sqlite3_free(zLeast);
   }
   *pnRange = nMax / RANK_REC;
   return zBest;

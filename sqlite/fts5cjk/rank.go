@@ -4,7 +4,6 @@ package fts5cjk
 extern int fts5cjk_rank_flush_min;
 extern int fts5cjk_rank_range_rows;
 extern long long fts5cjk_rank_ranges_read;
-extern const int fts5cjk_rank_phrase_min_cjk;
 */
 import "C"
 
@@ -31,8 +30,3 @@ func SetRangeReadCost(rows int) int {
 // rangesRead is how many ranges of one-phrase summaries sessiondb_bm25 has
 // read in this process (rank.c): tests tell from it how far a query read.
 func rangesRead() int64 { return int64(C.fts5cjk_rank_ranges_read) }
-
-// PhraseMinCJK is how many ranges the summary of one of the bigrams of a
-// run of CJK characters holds, at least, for sessiondb_bm25 to read the
-// run from it (rank.c's RANK_PHRASE_MIN_CJK, where ranges cost anything).
-func PhraseMinCJK() int { return int(C.fts5cjk_rank_phrase_min_cjk) }

@@ -411,13 +411,12 @@ func TestRankPhraseFromSummary(t *testing.T) {
 	}
 }
 
-// TestRankCJKRunFromLeastBigram: where ranges cost something, a run of
-// CJK characters is read from a summary of fewer than RANK_PHRASE_MIN_CJK
-// ranges only when every bigram of the run has one, and then from the
+// TestRankCJKRunFromLeastBigram: a run of CJK characters is read from a
+// summary only when every bigram of the run has one, and then from the
 // least of them: 数据 is in 240 rows (60 ranges), 据库 in 60 (15 ranges,
 // all 数据库), so 数据库 is read from 据库's ranges ("seek" 1, at most 15
-// read), with bm25's K best. With 据库's summary gone, 数据's alone is too
-// small: no range is read, every row is ("seek" 0).
+// read), with bm25's K best. With 据库's summary gone, no range is read,
+// every row is ("seek" 0).
 func TestRankCJKRunFromLeastBigram(t *testing.T) {
 	defer fts5cjk.SetRangeReadCost(fts5cjk.SetRangeReadCost(1))
 	db := summaryDB(t)
