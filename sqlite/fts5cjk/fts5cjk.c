@@ -355,6 +355,7 @@ static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
   rc = sqlite3_create_function(db, "sessiondb_stable_plans", 1, SQLITE_UTF8, 0,
                                cjkStablePlans, 0, 0);
   if( rc == SQLITE_OK ) rc = fts5cjk_register_terms(db);
+  if( rc == SQLITE_OK ) rc = fts5cjk_register_idset(db);
   if( rc != SQLITE_OK ) return rc;
   pApi = cjkFts5Api(db);
   if( pApi == 0 ) return SQLITE_OK;  /* no FTS5: the Go store reports it */

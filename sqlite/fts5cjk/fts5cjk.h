@@ -9,6 +9,7 @@ int fts5cjk_auto_register(void);
 
 /* Registers the auxiliary function sessiondb_bm25 (rank.c). */
 int fts5cjk_register_rank(struct fts5_api *pApi);
+int fts5cjk_register_idset(struct sqlite3 *db);
 
 /* Registers the SQL function sessiondb_prefix_terms (terms.c). */
 int fts5cjk_register_terms(struct sqlite3 *db);

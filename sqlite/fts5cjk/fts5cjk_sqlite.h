@@ -42,6 +42,9 @@ int sqlite3_create_function(sqlite3 *db, const char *zFunctionName, int nArg,
                             void (*xStep)(sqlite3_context *, int, sqlite3_value **),
                             void (*xFinal)(sqlite3_context *));
 #define SQLITE_UTF8 1
+#define SQLITE_DETERMINISTIC 0x000000800
+#define SQLITE_INTEGER 1
+#define SQLITE_BLOB 4
 #define SQLITE_NULL 5
 int sqlite3_open(const char *zFilename, sqlite3 **ppDb);
 int sqlite3_close(sqlite3 *db);
@@ -78,6 +81,9 @@ int sqlite3_bind_blob(sqlite3_stmt *pStmt, int iCol, const void *z, int n,
 int sqlite3_column_int(sqlite3_stmt *pStmt, int iCol);
 void *sqlite3_malloc64(unsigned long long n);
 void sqlite3_result_error_nomem(sqlite3_context *ctx);
+void sqlite3_result_error(sqlite3_context *ctx, const char *z, int n);
+void *sqlite3_aggregate_context(sqlite3_context *ctx, int nBytes);
+const void *sqlite3_value_blob(sqlite3_value *v);
 typedef struct sqlite3_str sqlite3_str;
 sqlite3_str *sqlite3_str_new(sqlite3 *db);
 char *sqlite3_str_finish(sqlite3_str *p);

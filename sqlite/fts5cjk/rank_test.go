@@ -291,7 +291,8 @@ func TestRankTop(t *testing.T) {
 					func(id int64) bool { return id%7 == 1 || id > 10_000 },
 					func(int64) bool { return false },
 					func(id int64) bool { return id%5 == 2 },
-					func(id int64) bool { return id >= 100 && id < 400 }, // rows on both sides
+					func(id int64) bool { return id >= 100 && id < 400 },  // rows on both sides
+					func(id int64) bool { return id >= 300 && id%2 == 0 }, // the least id in two bytes
 				} {
 					var ids []string
 					var wantA []int64
@@ -311,21 +312,28 @@ func TestRankTop(t *testing.T) {
 						ids = append(ids, "-9223372036854775808", "9223372036854775807")
 					}
 					slices.Reverse(ids) // any order
-					var top string
-					err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'top', ?2) FROM t WHERE t MATCH ?1 LIMIT 1`, k), q, strings.Join(ids, ",")).Scan(&top)
-					if err != nil {
-						t.Fatalf("flush %d, %s, K=%d, allowed: %v", flush, q, k, err)
-					}
-					res.IDs = nil
-					if err := json.Unmarshal([]byte(top), &res); err != nil {
-						t.Fatalf("flush %d, %s, K=%d, allowed: %q: %v", flush, q, k, top, err)
-					}
 					n := min(k, len(wantA))
 					for n > 0 && n < len(wantA) && scoresA[n] == scoresA[n-1] {
 						n++
 					}
-					if res.Hits != len(want) || !slices.Equal(res.IDs, wantA[:n]) {
-						t.Errorf("flush %d, %s, K=%d, allowed: %d hits, top %v\nwant %d hits, %v", flush, q, k, res.Hits, res.IDs, len(want), wantA[:n])
+					// as a text, and as sessiondb_idset's blob (with a NULL
+					// left out)
+					for form, arg := range map[string]string{
+						"?2": strings.Join(ids, ","),
+						"(SELECT sessiondb_idset(value) FROM json_each(?2))": "[" + strings.Join(append(ids, "null"), ",") + "]",
+					} {
+						var top string
+						err := db.QueryRow(fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'top', %s) FROM t WHERE t MATCH ?1 LIMIT 1`, k, form), q, arg).Scan(&top)
+						if err != nil {
+							t.Fatalf("flush %d, %s, K=%d, allowed %s: %v", flush, q, k, form, err)
+						}
+						res.IDs = nil
+						if err := json.Unmarshal([]byte(top), &res); err != nil {
+							t.Fatalf("flush %d, %s, K=%d, allowed %s: %q: %v", flush, q, k, form, top, err)
+						}
+						if res.Hits != len(want) || !slices.Equal(res.IDs, wantA[:n]) {
+							t.Errorf("flush %d, %s, K=%d, allowed %s: %d hits, top %v\nwant %d hits, %v", flush, q, k, form, res.Hits, res.IDs, len(want), wantA[:n])
+						}
 					}
 				}
 			}
@@ -341,6 +349,41 @@ func TestRankTop(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s with allowed rowids %q: no error", bad.mode, bad.allowed)
 		}
+	}
+}
+
+// TestIdSet: sessiondb_idset's blob is a bitmap from the least id when the
+// ids are dense, their ascending array when sparse, an empty array for no
+// id (NULLs left out); it refuses an argument that is not an integer, and
+// sessiondb_bm25 refuses a malformed blob.
+func TestIdSet(t *testing.T) {
+	db := rankDB(t)
+	for ids, want := range map[string]string{
+		"[3, 1, 2, 2]":              "42" + "0100000000000000" + "07",
+		"[10, null, 17]":            "42" + "0A00000000000000" + "8100",
+		"[]":                        "41",
+		"[null]":                    "41",
+		"[1000000, 1]":              "41" + "0100000000000000" + "40420F0000000000",
+		"[-1, 9223372036854775807]": "41" + "FFFFFFFFFFFFFFFF" + "FFFFFFFFFFFFFF7F",
+	} {
+		var got string
+		if err := db.QueryRow(`SELECT hex(sessiondb_idset(value)) FROM json_each(?)`, ids).Scan(&got); err != nil || got != want {
+			t.Errorf("sessiondb_idset of %s: %s, %v; want %s", ids, got, err, want)
+		}
+	}
+	if err := db.QueryRow(`SELECT sessiondb_idset(value) FROM json_each('[1, "2"]')`).Scan(new([]byte)); err == nil || !strings.Contains(err.Error(), "not an integer") {
+		t.Errorf("sessiondb_idset of a text: %v; want an error", err)
+	}
+	for _, bad := range []string{"", "42", "42" + "01000000000000", "41" + "01000000000000", "41" + "0200000000000000" + "0100000000000000", "43"} {
+		var se sqlite3.Error
+		err := db.QueryRow(`SELECT sessiondb_bm25(t, 5, 't', 'top', unhex(?)) FROM t WHERE t MATCH 'alpha' LIMIT 1`, bad).Scan(new(sql.NullString))
+		if !errors.As(err, &se) || se.Code != sqlite3.ErrMismatch {
+			t.Errorf("allowed rowids as the blob %q: %v; want SQLITE_MISMATCH", bad, err)
+		}
+	}
+	var top string
+	if err := db.QueryRow(`SELECT sessiondb_bm25(t, 5, 't', 'top', unhex('41')) FROM t WHERE t MATCH 'alpha' LIMIT 1`).Scan(&top); err != nil || !strings.Contains(top, `"ids":[]`) {
+		t.Errorf("allowed rowids as the empty set: %s, %v; want no id", top, err)
 	}
 }
 
