@@ -369,40 +369,34 @@ func twoPhrases(q string) (mode string, terms []string) {
 // phraseRE is one bare word or one quoted string.
 const phraseRE = `(?:"(?:[^"]|"")*"|[\p{L}\p{N}_]+)`
 
-// summarized reports whether one of terms of index table has a range
-// summary of at least minRanges ranges (no when the file has none, or on
-// any error: the other route answers).
-func (s *searcher) summarized(ctx context.Context, table string, terms []string, minRanges int) bool {
-	if len(terms) == 0 {
-		return false
-	}
-	args := []any{table, minRanges * rankRec}
-	for _, t := range terms {
-		args = append(args, t)
-	}
-	var n int
-	err := s.db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms WHERE fts = ? AND length(ranges) >= ? AND term IN ("+
-		placeholders(len(terms))+")", args...).Scan(&n)
-	return err == nil && n > 0
-}
-
-// runSummarized reports whether every bigram of a run of CJK characters
-// (b) has a summary: then rank.c reads the run from the least of them (a
-// run with a bigram in too few rows for one has few rows: the pass is
-// faster).
-func (s *searcher) runSummarized(ctx context.Context, table string, b []string) bool {
-	distinct := map[string]bool{}
+// summarized returns how many of terms (distinct) of index table have a
+// range summary, and how many distinct terms there are; none when the file
+// has no summaries, or on any error: the other route answers.
+func (s *searcher) summarized(ctx context.Context, table string, terms []string) (have, distinct int) {
+	seen := map[string]bool{}
 	args := []any{table}
-	for _, t := range b {
-		if !distinct[t] {
-			distinct[t] = true
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
 			args = append(args, t)
 		}
 	}
-	var n int
+	if len(seen) == 0 {
+		return 0, 0
+	}
 	err := s.db.read.QueryRowContext(ctx, "SELECT count(*) FROM sessiondb_rank_terms WHERE fts = ? AND term IN ("+
-		placeholders(len(distinct))+")", args...).Scan(&n)
-	return err == nil && n == len(distinct)
+		placeholders(len(seen))+")", args...).Scan(&have)
+	if err != nil {
+		return 0, len(seen)
+	}
+	return have, len(seen)
+}
+
+// anySummarized reports whether one of terms of index table has a range
+// summary.
+func (s *searcher) anySummarized(ctx context.Context, table string, terms []string) bool {
+	have, _ := s.summarized(ctx, table, terms)
+	return have > 0
 }
 
 // boundingTerms returns those of terms of index table whose summaries
@@ -540,10 +534,11 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 	}
 	top := table == "messages_fts" && (one || not != "") && !strings.HasSuffix(pos, "*")
 	// On the CJK index only a run of CJK characters every bigram of which
-	// has a range summary: otherwise the statement below is faster there
-	// (runs of bigrams with few matches).
+	// has a range summary (rank.c then reads it from the least): otherwise
+	// the statement below is faster there (a run with a bigram in too few
+	// rows for a summary has few rows).
 	if table == "messages_fts_cjk" && one {
-		if b := bigrams(q); b != nil && s.runSummarized(ctx, table, b) {
+		if have, n := s.summarized(ctx, table, bigrams(q)); n > 0 && have == n {
 			top = true
 		}
 	}
@@ -571,7 +566,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			}
 		}
 	}
-	if mode, terms := twoPhrases(q); !top && mode != "" && s.summarized(ctx, table, boundingTerms(table, terms), 0) {
+	if mode, terms := twoPhrases(q); !top && mode != "" && s.anySummarized(ctx, table, boundingTerms(table, terms)) {
 		narrow, err := s.fewSourceRows(ctx)
 		if err != nil {
 			return nil, err

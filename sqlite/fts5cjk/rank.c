@@ -449,7 +449,10 @@ static int rankAllowHas(const RankAllow *p, sqlite3_int64 iRowid){
   return rankAllowed(p->a, p->n, iRowid);
 }
 
-static void rankAllowFree(RankAllow *p);
+static void rankAllowFree(RankAllow *p){
+  sqlite3_free(p->a);
+  sqlite3_free(p->aBit);
+}
 
 /* rankAllowBuild turns p's array of rowids (p->a, p->n, in any order) into
 ** a bitmap when they span fewer than 64 times their number (no more bytes
@@ -597,11 +600,6 @@ static void rankIdSetFinal(sqlite3_context *pCtx){
   }
   rankAllowFree(p);
   sqlite3_result_blob(pCtx, z, (int)nByte, sqlite3_free);
-}
-
-static void rankAllowFree(RankAllow *p){
-  sqlite3_free(p->a);
-  sqlite3_free(p->aBit);
 }
 
 static int rankFrontLen(const struct RankRange *r, int f);
