@@ -392,6 +392,20 @@ static int rankCmpRowid(const void *pA, const void *pB){
   return (a > b) - (a < b);
 }
 
+/* rankRowidPush appends v to the array (*pa, *pn) of *pnAlloc slots,
+** doubling it when full; SQLITE_NOMEM leaves the array as it was. */
+static int rankRowidPush(sqlite3_int64 **pa, int *pn, int *pnAlloc, sqlite3_int64 v){
+  if( *pn == *pnAlloc ){
+    int m = *pnAlloc ? *pnAlloc * 2 : 64;
+    sqlite3_int64 *aNew = (sqlite3_int64 *)sqlite3_realloc64(*pa, (unsigned long long)m * sizeof(sqlite3_int64));
+    if( aNew == 0 ) return SQLITE_NOMEM;
+    *pa = aNew;
+    *pnAlloc = m;
+  }
+  (*pa)[(*pn)++] = v;
+  return SQLITE_OK;
+}
+
 /* rankParseAllowed reads a text of comma-separated rowids into an array
 ** (*pa, *pn), sorted when bSort, which the caller frees; anything but
 ** digits, an optional minus sign and commas is SQLITE_MISMATCH. */
@@ -406,17 +420,10 @@ static int rankParseAllowed(const char *z, int bSort, sqlite3_int64 **pa, int *p
     if( !(*z == '-' || (*z >= '0' && *z <= '9')) ) goto mismatch;
     v = strtoll(z, &zEnd, 10);
     if( zEnd == z || (*zEnd != ',' && *zEnd != 0) ) goto mismatch;
-    if( n == nAlloc ){
-      sqlite3_int64 *aNew;
-      nAlloc = nAlloc ? nAlloc * 2 : 256;
-      aNew = (sqlite3_int64 *)sqlite3_realloc64(a, (unsigned long long)nAlloc * sizeof(*a));
-      if( aNew == 0 ){
-        sqlite3_free(a);
-        return SQLITE_NOMEM;
-      }
-      a = aNew;
+    if( rankRowidPush(&a, &n, &nAlloc, (sqlite3_int64)v) != SQLITE_OK ){
+      sqlite3_free(a);
+      return SQLITE_NOMEM;
     }
-    a[n++] = (sqlite3_int64)v;
     z = *zEnd ? zEnd + 1 : zEnd;
   }
   if( n > 1 && bSort ) qsort(a, (size_t)n, sizeof(*a), rankCmpRowid);
@@ -555,17 +562,9 @@ static void rankIdSetStep(sqlite3_context *pCtx, int nArg, sqlite3_value **apVal
     sqlite3_result_error(pCtx, "sessiondb_idset: not an integer", -1);
     return;
   }
-  if( p->n == pSet->nAlloc ){
-    int nNew = pSet->nAlloc ? 2 * pSet->nAlloc : 256;
-    sqlite3_int64 *aNew = (sqlite3_int64 *)sqlite3_realloc64(p->a, (unsigned long long)nNew * sizeof(*p->a));
-    if( aNew == 0 ){
-      sqlite3_result_error_nomem(pCtx);
-      return;
-    }
-    p->a = aNew;
-    pSet->nAlloc = nNew;
+  if( rankRowidPush(&p->a, &p->n, &pSet->nAlloc, sqlite3_value_int64(apVal[0])) != SQLITE_OK ){
+    sqlite3_result_error_nomem(pCtx);
   }
-  p->a[p->n++] = sqlite3_value_int64(apVal[0]);
 }
 
 static void rankIdSetFinal(sqlite3_context *pCtx){
@@ -1200,17 +1199,10 @@ static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm, i
   sqlite3_bind_int64(pStmt, 1, iSeen);
   sqlite3_bind_int64(pStmt, 2, *piThrough);
   while( (rc = sqlite3_step(pStmt)) == SQLITE_ROW ){
-    if( *pnDirty == nAlloc ){
-      sqlite3_int64 *aNew;
-      nAlloc = nAlloc ? nAlloc * 2 : 64;
-      aNew = (sqlite3_int64 *)sqlite3_realloc64(*paDirty, (unsigned long long)nAlloc * sizeof(sqlite3_int64));
-      if( aNew == 0 ){
-        sqlite3_finalize(pStmt);
-        return SQLITE_NOMEM;
-      }
-      *paDirty = aNew;
+    if( rankRowidPush(paDirty, pnDirty, &nAlloc, sqlite3_column_int64(pStmt, 0)) != SQLITE_OK ){
+      sqlite3_finalize(pStmt);
+      return SQLITE_NOMEM;
     }
-    (*paDirty)[(*pnDirty)++] = sqlite3_column_int64(pStmt, 0);
   }
   rc = sqlite3_finalize(pStmt);
   return rc;
@@ -1599,14 +1591,8 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
     r.aF[1] = (int)p->aFreq[1];
   }
   if( o->iTerm < 0 && !o->bAnd ){
-    if( o->nBoth == o->nBothAlloc ){
-      int m = o->nBothAlloc ? o->nBothAlloc * 2 : 256;
-      sqlite3_int64 *aNew = (sqlite3_int64 *)sqlite3_realloc64(o->aBoth, (unsigned long long)m * sizeof(sqlite3_int64));
-      if( aNew == 0 ) return SQLITE_NOMEM;
-      o->aBoth = aNew;
-      o->nBothAlloc = m;
-    }
-    o->aBoth[o->nBoth++] = r.iRowid;  /* ascending: FTS5 reads in rowid order */
+    /* ascending: FTS5 reads in rowid order */
+    if( rankRowidPush(&o->aBoth, &o->nBoth, &o->nBothAlloc, r.iRowid) != SQLITE_OK ) return SQLITE_NOMEM;
   }
   if( !o->bBuffer ){
     r.score = rankOrScore(p, o, &r, (double)r.nMinLen);

@@ -669,17 +669,7 @@ func TestRankOrFromSummaries(t *testing.T) {
 	summarize(t, db, 800, 8, "a", "b") // in ranges of 8 rows
 	// Rows changed below through, logged: a's and b's best rows made
 	// worse, rows made the best.
-	for _, c := range []struct {
-		id   int
-		text string
-	}{{123, "b b b"}, {124, "y y y y y y y y y y y a"}, {369, "a"}, {410, "a b"}, {656, ""}} {
-		if _, err := db.Exec(`UPDATE t SET x = ? WHERE rowid = ?`, c.text, c.id); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) VALUES (?)`, c.id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rewriteLogged(t, db, []rowText{{123, "b b b"}, {124, "y y y y y y y y y y y a"}, {369, "a"}, {410, "a b"}, {656, ""}})
 	top := func(q string, k int) ([]int64, error) {
 		mode := "topand"
 		if strings.Contains(q, " OR ") {
@@ -780,6 +770,26 @@ func summarizeIn(t *testing.T, db *sql.DB, table string, through, per int, terms
 	for _, term := range terms {
 		if _, err := db.Exec(fmt.Sprintf(`INSERT INTO sessiondb_rank_terms VALUES ('%[3]s', ?1, %[1]d, 0,
 			(SELECT sessiondb_bm25(%[3]s, %[2]d, '%[3]s', 'ranges', '0,%[1]d') FROM %[3]s WHERE %[3]s MATCH '"' || ?1 || '"' LIMIT 1))`, through, per, table), term); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// rowText is a row of t and its new text.
+type rowText struct {
+	id   int
+	text string
+}
+
+// rewriteLogged gives rows of t new texts and logs their ids in
+// sessiondb_rank_dirty, as the triggers on messages do.
+func rewriteLogged(t *testing.T, db *sql.DB, rows []rowText) {
+	t.Helper()
+	for _, r := range rows {
+		if _, err := db.Exec(`UPDATE t SET x = ? WHERE rowid = ?`, r.text, r.id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) VALUES (?)`, r.id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -886,17 +896,7 @@ func TestRankSumFromSummaries(t *testing.T) {
 		}
 	}
 	summarize(t, db, 800, 8, "ab", "abc")
-	for _, c := range []struct {
-		id   int
-		text string
-	}{{123, "abc abc abc"}, {124, "y y y y y y y y ab"}, {369, "ab abd"}, {410, "abd abc ab"}, {656, ""}} {
-		if _, err := db.Exec(`UPDATE t SET x = ? WHERE rowid = ?`, c.text, c.id); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) VALUES (?)`, c.id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rewriteLogged(t, db, []rowText{{123, "abc abc abc"}, {124, "y y y y y y y y ab"}, {369, "ab abd"}, {410, "abd abc ab"}, {656, ""}})
 	top := func(terms []string, prefix string, k int) ([]int64, error) {
 		res, err := topOf(t, db, fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topsum', NULL, ?) FROM t WHERE t MATCH ? LIMIT 1`, k),
 			prefix, `"`+strings.Join(terms, `" OR "`)+`"`)
@@ -981,17 +981,7 @@ func TestRankAllFromSummaries(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) SELECT id FROM lost`); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		id   int
-		text string
-	}{{123, "b b b"}, {124, "y c"}, {369, "a"}, {656, ""}} {
-		if _, err := db.Exec(`UPDATE t SET x = ? WHERE rowid = ?`, c.text, c.id); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(`INSERT INTO sessiondb_rank_dirty(id) VALUES (?)`, c.id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rewriteLogged(t, db, []rowText{{123, "b b b"}, {124, "y c"}, {369, "a"}, {656, ""}})
 	top := func(q string, k int) ([]int64, error) {
 		res, err := topOf(t, db, fmt.Sprintf(`SELECT sessiondb_bm25(t, %d, 't', 'topall', NULL, NULL, ?1) FROM t WHERE t MATCH ?1 LIMIT 1`, k), q)
 		return res.IDs, err
