@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/sessiondb/sessiondb"
 )
@@ -20,4 +21,13 @@ func SetRankSeekMicros(n int) int {
 // sources (matchTop's narrowing, a speed choice the results do not show).
 func FewSourceRows(db *DB, o sessiondb.SearchOptions) (bool, error) {
 	return (&searcher{db: db, o: o}).fewSourceRows(context.Background())
+}
+
+// ClearTermSummaries deletes every term summary and stops their log, as
+// optimize does before making them again.
+func ClearTermSummaries(db *DB) error {
+	ctx := context.Background()
+	return db.writeTx(ctx, 0, "clear term summaries", func(tx *sql.Tx) error {
+		return clearRank(ctx, tx, "")
+	})
 }

@@ -400,8 +400,12 @@ func clearRank(ctx context.Context, tx *sql.Tx, fts string) error {
 		_, err := tx.ExecContext(ctx, "DELETE FROM sessiondb_rank_terms WHERE fts = ?", fts)
 		return err
 	}
-	// No summary left: the log stops (no through) and is emptied.
+	// No summary left: the log stops (no through) and is emptied, its seq
+	// moved on by one: a connection that kept row lengths through the log
+	// (rank.c, RankConn) finds a gap and forgets them, as rows changed
+	// from now until summaries are made again are not logged.
 	return exec(ctx, tx, "DELETE FROM sessiondb_rank_terms", "DELETE FROM sessiondb_rank_dirty",
+		"INSERT INTO sessiondb_rank_dirty(id) VALUES (0)", "DELETE FROM sessiondb_rank_dirty",
 		"DELETE FROM state_meta WHERE key IN ('"+keyRankThrough+"', '"+keyRankGone+"')")
 }
 

@@ -392,3 +392,70 @@ func TestRefreshTermSeesAnotherWriter(t *testing.T) {
 	}
 	checkSummaries(t, s, "after the race", []string{"quebec"}, true)
 }
+
+// TestKeptLengthsAcrossClearedSummaries: a connection that ranked with the
+// row lengths it keeps (rank.c, RankConn) gets bm25's K best and scores
+// bit for bit after the summaries were cleared, rows changed while their
+// log was stopped, and the summaries made again through the same id, all
+// without it: clearing moves the log's seq on, which it finds.
+func TestKeptLengthsAcrossClearedSummaries(t *testing.T) {
+	sqlite.SetRankSummaryScale(t, 50, 8)
+	s := rankScaleStore(t)
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := s.raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	scores := func(stmt string) (ids []int64, vals []float64) {
+		t.Helper()
+		rows, err := reader.QueryContext(ctx, stmt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var v float64
+			if err := rows.Scan(&id, &v); err != nil {
+				t.Fatal(err)
+			}
+			ids, vals = append(ids, id), append(vals, v)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return ids, vals
+	}
+	const top = `SELECT rowid, %s AS r FROM messages_fts WHERE messages_fts MATCH 'quebec' ORDER BY r, rowid LIMIT 12`
+	check := func(stage string) []int64 {
+		t.Helper()
+		gotIDs, got := scores(fmt.Sprintf(top, "sessiondb_bm25(messages_fts, 12, 'messages_fts')"))
+		wantIDs, want := scores(fmt.Sprintf(top, "bm25(messages_fts)"))
+		if !reflect.DeepEqual(gotIDs, wantIDs) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: K best %v %v\nwant %v %v", stage, gotIDs, got, wantIDs, want)
+		}
+		return wantIDs
+	}
+	check("first")
+	best := check("again")
+	var through string
+	if err := s.raw.QueryRow(`SELECT value FROM state_meta WHERE key = 'sessiondb_rank_through'`).Scan(&through); err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlite.ClearTermSummaries(s.db); err != nil {
+		t.Fatal(err)
+	}
+	s.exec(t, fmt.Sprintf(`UPDATE messages SET content = content || '%s' WHERE id IN (%d, %d, %d)`,
+		strings.Repeat(" padding", 300), best[0], best[1], best[2]))
+	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	var again string
+	if err := s.raw.QueryRow(`SELECT value FROM state_meta WHERE key = 'sessiondb_rank_through'`).Scan(&again); err != nil || again != through {
+		t.Fatalf("through %s after the summaries were made again (%v), want %s as before (the test's premise)", again, err, through)
+	}
+	check("summaries cleared, rows changed, summaries made again")
+}

@@ -6,3 +6,5 @@ var ShortcutLists = shortcutLists
 var SetRankFlushMin = setRankFlushMin
 
 var RangesRead = rangesRead
+
+var LensKept = lensKept

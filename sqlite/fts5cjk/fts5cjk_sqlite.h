@@ -78,6 +78,10 @@ int sqlite3_reset(sqlite3_stmt *pStmt);
 int sqlite3_bind_int(sqlite3_stmt *pStmt, int iCol, int v);
 int sqlite3_bind_blob(sqlite3_stmt *pStmt, int iCol, const void *z, int n,
                       void (*xDel)(void *));
+int sqlite3_file_control(sqlite3 *db, const char *zDbName, int op, void *pArg);
+#define SQLITE_FCNTL_DATA_VERSION 35
+int sqlite3_txn_state(sqlite3 *db, const char *zSchema);
+#define SQLITE_TXN_READ 1
 int sqlite3_column_int(sqlite3_stmt *pStmt, int iCol);
 void *sqlite3_malloc64(unsigned long long n);
 void sqlite3_result_error_nomem(sqlite3_context *ctx);

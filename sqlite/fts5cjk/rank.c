@@ -145,6 +145,7 @@ typedef struct RankData {
   sqlite3_int64 nHit; /* rows of the phrase (one-phrase queries) */
   sqlite3_int64 nReadUs; /* microseconds the read-ahead took */
   int bSummary;   /* the rows came from the term's range summary */
+  struct RankConn *pConn; /* its kept lengths, when this statement may use them */
 } RankData;
 
 static double rankScore(const RankData *p, double D);
@@ -197,14 +198,163 @@ typedef struct RankSizes {
   sqlite3 *db;
   char *zTable;        /* name_docsize */
   sqlite3_blob *pBlob; /* 0 until the first lookup */
+  struct RankLens *pLens; /* lengths kept on the connection, 0 for none */
+  sqlite3_int64 through;  /* rows at most this id are kept */
+  sqlite3_int64 nKept;    /* lengths read from pLens */
 } RankSizes;
 
-/* rankDocsize reads the length in tokens of a row (all columns). */
+/* RankLens holds the lengths of one table's rows looked up on this
+** connection (DESIGN.md, "Row lengths kept in memory"): a[id] is the
+** length of row id plus one, 0 when not known; ids 1 to n - 1. */
+typedef struct RankLens {
+  char *zTable;        /* name_docsize */
+  unsigned short *a;
+  sqlite3_int64 n;
+} RankLens;
+
+#define RANK_LENS_TABLES 4   /* tables whose lengths a connection keeps */
+#define RANK_LENS_LOG 4096   /* logged changes forgotten one by one at most */
+
+/* RankConn is sessiondb_bm25's state on one connection (its user data):
+** the kept lengths, exact for the snapshot whose data version is iVersion.
+** A length is kept only for a row whose id is at most state_meta's
+** sessiondb_rank_through: every later insert, delete or update of such a
+** row is logged in sessiondb_rank_dirty, whose seq only grows, and seen is
+** the last seq applied. */
+typedef struct RankConn {
+  int bChecked;            /* iVersion, iSchema, through and seen are set */
+  unsigned int iVersion;   /* SQLITE_FCNTL_DATA_VERSION when checked */
+  sqlite3_int64 iSchema;   /* the schema cookie when checked */
+  sqlite3_int64 through;   /* 0: no log runs, nothing is kept */
+  sqlite3_int64 seen;
+  RankLens aLens[RANK_LENS_TABLES];
+} RankConn;
+
+/* rankConnClear forgets every kept length. */
+static void rankConnClear(RankConn *c){
+  int i;
+  for(i = 0; i < RANK_LENS_TABLES; i++){
+    free(c->aLens[i].a);
+    c->aLens[i].a = 0;
+    c->aLens[i].n = 0;
+  }
+}
+
+static void rankConnFree(void *pArg){
+  RankConn *c = (RankConn *)pArg;
+  int i;
+  rankConnClear(c);
+  for(i = 0; i < RANK_LENS_TABLES; i++) sqlite3_free(c->aLens[i].zTable);
+  free(c);
+}
+
+/* rankConnForget forgets the lengths of the rows logged after seq seen, up
+** to seq: SQLITE_CORRUPT when the log no longer holds each of them (it was
+** trimmed past seen, or emptied with the summaries). */
+static int rankConnForget(RankConn *c, sqlite3 *db, sqlite3_int64 seq){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 n = 0;
+  int rc = sqlite3_prepare_v2(db, "SELECT id FROM sessiondb_rank_dirty WHERE seq > ?1 AND seq <= ?2", -1, &pStmt, 0);
+  if( rc == SQLITE_OK ){
+    sqlite3_bind_int64(pStmt, 1, c->seen);
+    sqlite3_bind_int64(pStmt, 2, seq);
+  }
+  while( rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW ){
+    sqlite3_int64 id = sqlite3_column_int64(pStmt, 0);
+    int i;
+    for(i = 0; i < RANK_LENS_TABLES; i++){
+      if( id > 0 && id < c->aLens[i].n ) c->aLens[i].a[id] = 0;
+    }
+    n++;
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  if( rc == SQLITE_DONE ) rc = n == seq - c->seen ? SQLITE_OK : SQLITE_CORRUPT;
+  return rc;
+}
+
+/* rankConnSync makes the kept lengths exact for the statement's snapshot
+** and tells whether they may be used: not in a write transaction (its
+** changes may yet roll back) nor without summaries' log. When the data
+** version moved, the log's changes since seen are forgotten; all is
+** forgotten when the schema changed (an index made again), the log has
+** a gap or restarted, through went down (or away: the log stopped), or
+** more than RANK_LENS_LOG changes came. */
+static int rankConnSync(RankConn *c, sqlite3 *db){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 through = 0, seq = 0, schema = 0;
+  unsigned int v = 0;
+  int i, bKept = 0;
+  if( c == 0 || sqlite3_txn_state(db, "main") != SQLITE_TXN_READ ) return 0;
+  if( sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK ){
+    rankConnClear(c);
+    c->bChecked = 0;
+    return 0;
+  }
+  if( c->bChecked && v == c->iVersion ) return c->through > 0;
+  if( sqlite3_prepare_v2(db, "SELECT (SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'sessiondb_rank_through'),"
+                         " (SELECT seq FROM sqlite_sequence WHERE name = 'sessiondb_rank_dirty'),"
+                         " (SELECT schema_version FROM pragma_schema_version)", -1, &pStmt, 0) == SQLITE_OK
+      && sqlite3_step(pStmt) == SQLITE_ROW ){
+    through = sqlite3_column_int64(pStmt, 0);
+    seq = sqlite3_column_int64(pStmt, 1);
+    schema = sqlite3_column_int64(pStmt, 2);
+  }
+  sqlite3_finalize(pStmt);
+  for(i = 0; i < RANK_LENS_TABLES; i++) bKept |= c->aLens[i].a != 0;
+  if( bKept && (through < c->through || schema != c->iSchema
+                || seq < c->seen || seq - c->seen > RANK_LENS_LOG
+                || (seq > c->seen && rankConnForget(c, db, seq) != SQLITE_OK)) ){
+    rankConnClear(c);
+  }
+  c->bChecked = 1;
+  c->iVersion = v;
+  c->iSchema = schema;
+  c->through = through > 0 ? through : 0;
+  c->seen = seq;
+  return c->through > 0;
+}
+
+/* rankConnLens returns the kept lengths of table zTable (name_docsize), 0
+** when the connection keeps lengths of RANK_LENS_TABLES others. */
+static RankLens *rankConnLens(RankConn *c, const char *zTable){
+  int i;
+  for(i = 0; i < RANK_LENS_TABLES && c->aLens[i].zTable; i++){
+    if( strcmp(c->aLens[i].zTable, zTable) == 0 ) return &c->aLens[i];
+  }
+  if( i == RANK_LENS_TABLES ) return 0;
+  c->aLens[i].zTable = sqlite3_mprintf("%s", zTable);
+  return c->aLens[i].zTable ? &c->aLens[i] : 0;
+}
+
+/* rankLensKeep keeps row iRowid's length nTok, growing the array to hold
+** ids up to through (calloc and realloc: pages never written stay
+** untouched). Nothing is kept when memory runs out. */
+static void rankLensKeep(RankLens *l, sqlite3_int64 through, sqlite3_int64 iRowid, int nTok){
+  if( iRowid <= 0 || iRowid > through || nTok < 0 || nTok >= 0xffff ) return;
+  if( iRowid >= l->n ){
+    unsigned short *a = (unsigned short *)realloc(l->a, (size_t)(through + 1) * sizeof(*a));
+    if( a == 0 ) return;
+    memset(&a[l->n], 0, (size_t)(through + 1 - l->n) * sizeof(*a));
+    l->a = a;
+    l->n = through + 1;
+  }
+  l->a[iRowid] = (unsigned short)(nTok + 1);
+}
+
+/* rankDocsize reads the length in tokens of a row (all columns), kept on
+** the connection or from name_docsize. */
 static int rankDocsize(RankSizes *s, sqlite3_int64 iRowid, int *pnTok){
   unsigned char aBuf[128];
   unsigned char *a = aBuf;
   int n, i = 0, rc;
   sqlite3_int64 nTok = 0;
+  RankLens *l = s->pLens;
+  if( l && iRowid > 0 && iRowid < l->n && l->a[iRowid] ){
+    *pnTok = l->a[iRowid] - 1;
+    s->nKept++;
+    return SQLITE_OK;
+  }
   if( s->pBlob == 0 ){
     rc = sqlite3_blob_open(s->db, "main", s->zTable, "sz", iRowid, 0, &s->pBlob);
   }else{
@@ -231,7 +381,31 @@ static int rankDocsize(RankSizes *s, sqlite3_int64 iRowid, int *pnTok){
   }
   if( a != aBuf ) sqlite3_free(a);
   *pnTok = (int)nTok;
+  if( rc == SQLITE_OK && l ) rankLensKeep(l, s->through, iRowid, *pnTok);
   return rc;
+}
+
+/* rankSizesOpen readies s for table zTable's lengths, kept on the
+** connection when p may use them; rankSizesClose frees it. */
+static int rankSizesOpen(RankSizes *s, const RankData *p, sqlite3 *db, const char *zTable){
+  memset(s, 0, sizeof(*s));
+  s->db = db;
+  s->zTable = sqlite3_mprintf("%s_docsize", zTable);
+  if( s->zTable == 0 ) return SQLITE_NOMEM;
+  if( p->pConn ){
+    s->pLens = rankConnLens(p->pConn, s->zTable);
+    s->through = p->pConn->through;
+  }
+  return SQLITE_OK;
+}
+
+/* lengths read from those kept on connections, in this process (tests) */
+long long fts5cjk_rank_lens_kept = 0;
+
+static void rankSizesClose(RankSizes *s){
+  __atomic_fetch_add(&fts5cjk_rank_lens_kept, s->nKept, __ATOMIC_RELAXED);
+  sqlite3_blob_close(s->pBlob);
+  sqlite3_free(s->zTable);
 }
 
 /* RankAhead collects the rows of a one-phrase query (rankAheadCb) while
@@ -1845,11 +2019,7 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
     nSpanBudget = (sqlite3_int64)(nEst * 2.0 / fts5cjk_rank_range_rows);
   }
   for(j = nUnit / 2 - 1; j >= 0; j--) rankOrUnitSift(aUnit, nUnit, j);
-  sizes.db = db;
-  if( rc == SQLITE_OK ){
-    sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
-    if( sizes.zTable == 0 ) rc = SQLITE_NOMEM;
-  }
+  if( rc == SQLITE_OK ) rc = rankSizesOpen(&sizes, p, db, zTable);
   /* the best bound or exact score first; a row's exact score taken before
   ** every bound below it is final, and comes out in falling order */
   p->nTop = 0;
@@ -1945,8 +2115,7 @@ done:
     sqlite3_free(aDirty[i]);
     sqlite3_free(azPhrase[i]);
   }
-  sqlite3_blob_close(sizes.pBlob);
-  sqlite3_free(sizes.zTable);
+  rankSizesClose(&sizes);
   sqlite3_finalize(pFeed);
   sqlite3_free(zBoth);
   sqlite3_free(aUnit);
@@ -2027,9 +2196,7 @@ static int rankAll(RankData *p, const char *zTable, const char *zQuery, sqlite3 
   memset(&x, 0, sizeof(x));
   x.p = p;
   x.db = db;
-  x.sizes.db = db;
-  x.sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
-  if( x.sizes.zTable == 0 ) return SQLITE_NOMEM;
+  if( rankSizesOpen(&x.sizes, p, db, zTable) != SQLITE_OK ) return SQLITE_NOMEM;
   f.xRow = rankAllCb;
   f.pArg = &x;
   p->nTop = 0;
@@ -2056,8 +2223,7 @@ static int rankAll(RankData *p, const char *zTable, const char *zQuery, sqlite3 
     fprintf(stderr, "%s: %lld rows read, %d kept\n", zQuery, (long long)x.nSeen, n);
   }
   sqlite3_finalize(pFeed);
-  sqlite3_blob_close(x.sizes.pBlob);
-  sqlite3_free(x.sizes.zTable);
+  rankSizesClose(&x.sizes);
   sqlite3_free(x.aRow);
   return rc;
 }
@@ -2137,6 +2303,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   p->aTop = &p->aFreq[nPhrase];
   p->aSize = (int *)&p->aTop[k];
   p->aColMin = &p->aSize[nPhrase];
+  if( rankConnSync((RankConn *)pApi->xUserData(pFts), db) ) p->pConn = (RankConn *)pApi->xUserData(pFts);
 
   rc = pApi->xRowCount(pFts, &nRow);
   if( rc == SQLITE_OK ) rc = pApi->xColumnTotalSize(pFts, -1, &nToken);
@@ -2166,12 +2333,11 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     a.db = db;
     a.bCountOnly = !(zTable && nPhrase == 1 && k > 0);
     a.nFlush = nFlush0;
-    a.sizes.db = db;
     if( bAllow ) a.pAllow = &allow;
     if( !a.bCountOnly ){
-      a.sizes.zTable = sqlite3_mprintf("%s_docsize", zTable);
+      rc = rankSizesOpen(&a.sizes, p, db, zTable);
       a.aTopG = (double *)sqlite3_realloc64(0, (unsigned long long)k * sizeof(double));
-      if( a.sizes.zTable == 0 || a.aTopG == 0 ) rc = SQLITE_NOMEM;
+      if( a.aTopG == 0 ) rc = SQLITE_NOMEM;
     }
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
     if( rc == SQLITE_OK && eTop == 1 && !bAllow && !a.bCountOnly ){
@@ -2221,8 +2387,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
       fprintf(stderr, "sessiondb_bm25: %lld hits, %d kept, %lld lengths looked up\n",
               (long long)a.nHit, p->nRow, (long long)a.nLookup);
     }
-    sqlite3_blob_close(a.sizes.pBlob);
-    sqlite3_free(a.sizes.zTable);
+    rankSizesClose(&a.sizes);
     sqlite3_free(a.aTopG);
     sqlite3_free(a.aRow);
   }
@@ -2409,7 +2574,12 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 }
 
 int fts5cjk_register_rank(fts5_api *pApi){
-  return pApi->xCreateFunction(pApi, "sessiondb_bm25", 0, rankFunction, 0);
+  RankConn *c = (RankConn *)calloc(1, sizeof(RankConn));
+  int rc;
+  if( c == 0 ) return SQLITE_NOMEM;
+  rc = pApi->xCreateFunction(pApi, "sessiondb_bm25", c, rankFunction, rankConnFree);
+  if( rc != SQLITE_OK ) free(c);
+  return rc;
 }
 
 int fts5cjk_register_idset(sqlite3 *db){

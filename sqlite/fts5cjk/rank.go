@@ -4,6 +4,7 @@ package fts5cjk
 extern int fts5cjk_rank_flush_min;
 extern int fts5cjk_rank_range_rows;
 extern long long fts5cjk_rank_ranges_read;
+extern long long fts5cjk_rank_lens_kept;
 */
 import "C"
 
@@ -30,3 +31,7 @@ func SetRangeReadCost(rows int) int {
 // rangesRead is how many ranges of one-phrase summaries sessiondb_bm25 has
 // read in this process (rank.c): tests tell from it how far a query read.
 func rangesRead() int64 { return int64(C.fts5cjk_rank_ranges_read) }
+
+// lensKept is how many row lengths sessiondb_bm25 has read from those kept
+// in memory on connections, in this process (rank.c).
+func lensKept() int64 { return int64(C.fts5cjk_rank_lens_kept) }

@@ -1,0 +1,182 @@
+//go:build sqlite_fts5 || fts5
+
+package fts5cjk_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
+)
+
+// TestRankKeptLengths: the row lengths sessiondb_bm25 keeps in memory on a
+// connection are used on its next queries and never outlive a change.
+// One connection ranks "alpha" (rows of distinct lengths, so every score
+// differs) after each change made on another connection, and must get
+// bm25's K best and their scores bit for bit: rows rewritten and logged,
+// a row above through changed (not logged), rows changed while the log was
+// stopped and started again (its seq moved on: a gap), the log trimmed past
+// what the connection saw, its seq set back, through lowered, changes
+// made and rolled back in its own write
+// transaction, and the index made again with another tokenizer (only the
+// schema tells).
+func TestRankKeptLengths(t *testing.T) {
+	ctx := context.Background()
+	db := summaryDB(t)
+	text := func(id, pad int) string { return "alpha " + strings.Repeat("pad-x ", pad) + fmt.Sprint("n", id) }
+	fill := func(tx interface {
+		Exec(string, ...any) (sql.Result, error)
+	}) {
+		for id := 1; id <= 300; id++ {
+			if _, err := tx.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, id, text(id, (id*37)%301)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fill(db)
+	for _, stmt := range []string{
+		`INSERT INTO state_meta VALUES ('sessiondb_rank_through', '300')`,
+		`INSERT INTO sessiondb_rank_dirty(id) VALUES (1)`, // the log has begun
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	exec := func(c interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	}, stmts ...string) {
+		t.Helper()
+		for _, stmt := range stmts {
+			if _, err := c.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+	}
+	const k = 12
+	scores := func(stmt string) (ids []int64, vals []float64) {
+		t.Helper()
+		rows, err := reader.QueryContext(ctx, stmt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var v float64
+			if err := rows.Scan(&id, &v); err != nil {
+				t.Fatal(err)
+			}
+			ids, vals = append(ids, id), append(vals, v)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return ids, vals
+	}
+	check := func(stage string) {
+		t.Helper()
+		gotIDs, got := scores(fmt.Sprintf(`SELECT rowid, sessiondb_bm25(t, %d, 't') AS r FROM t WHERE t MATCH 'alpha' ORDER BY r, rowid LIMIT %[1]d`, k))
+		wantIDs, want := scores(fmt.Sprintf(`SELECT rowid, bm25(t) AS r FROM t WHERE t MATCH 'alpha' ORDER BY r, rowid LIMIT %d`, k))
+		if !slices.Equal(gotIDs, wantIDs) || !slices.Equal(got, want) {
+			t.Errorf("%s: K best %v %v\nwant %v %v", stage, gotIDs, got, wantIDs, want)
+		}
+	}
+	// The best rows are the shortest: 1 (pad 37), 9 (pad 32), ...
+	shortest := func() int64 {
+		ids, _ := scores(`SELECT rowid, bm25(t) FROM t WHERE t MATCH 'alpha' ORDER BY 2 LIMIT 1`)
+		return ids[0]
+	}
+	lengthen := func(id int64) string {
+		return fmt.Sprintf(`UPDATE t SET x = '%s' WHERE rowid = %d`, text(int(id), 400), id)
+	}
+	logged := func(id int64) string { return fmt.Sprintf(`INSERT INTO sessiondb_rank_dirty(id) VALUES (%d)`, id) }
+
+	check("first")
+	before := fts5cjk.LensKept()
+	check("again")
+	if fts5cjk.LensKept() == before {
+		t.Fatal("the second query read no length kept by the first")
+	}
+
+	best := shortest()
+	exec(db, lengthen(best), logged(best))
+	check("a kept row rewritten and logged")
+
+	// Rows above through are not logged, nor kept.
+	exec(db, `INSERT INTO t(rowid, x) VALUES (301, 'alpha')`)
+	check("a row above through")
+	exec(db, `UPDATE t SET x = 'alpha `+strings.Repeat("pad-x ", 500)+`' WHERE rowid = 301`)
+	check("a row above through rewritten")
+
+	// The log stopped (summaries cleared: through gone, the log emptied,
+	// its seq moved on by one), a row changed unlogged, the log started
+	// again at the same through; the reader saw none of it.
+	best = shortest()
+	exec(db, `DELETE FROM state_meta WHERE key = 'sessiondb_rank_through'`, `DELETE FROM sessiondb_rank_dirty`,
+		`INSERT INTO sessiondb_rank_dirty(id) VALUES (0)`, `DELETE FROM sessiondb_rank_dirty`,
+		lengthen(best), `INSERT INTO state_meta VALUES ('sessiondb_rank_through', '300')`)
+	check("changed while the log was stopped")
+
+	// The same, with the reader querying while the log is stopped.
+	best = shortest()
+	exec(db, `DELETE FROM state_meta WHERE key = 'sessiondb_rank_through'`)
+	check("the log stopped")
+	exec(db, lengthen(best), `INSERT INTO state_meta VALUES ('sessiondb_rank_through', '300')`)
+	check("the log started again")
+
+	// Changes logged, then the log trimmed past them.
+	check("before a trim")
+	best = shortest()
+	exec(db, lengthen(best), logged(best), `DELETE FROM sessiondb_rank_dirty`)
+	check("the log trimmed")
+
+	// The log's seq set back below what the reader saw, then a logged
+	// change: a log that restarted.
+	check("before the seq goes back")
+	best = shortest()
+	exec(db, `UPDATE sqlite_sequence SET seq = 0 WHERE name = 'sessiondb_rank_dirty'`, lengthen(best), logged(best))
+	check("the seq set back")
+
+	// through lowered: rows above it are no longer logged.
+	check("before through goes down")
+	exec(db, `UPDATE state_meta SET value = '250' WHERE key = 'sessiondb_rank_through'`)
+	ids, _ := scores(`SELECT rowid, bm25(t) FROM t WHERE t MATCH 'alpha' AND rowid > 250 ORDER BY 2 LIMIT 1`)
+	exec(db, lengthen(ids[0]))
+	check("through lowered")
+	exec(db, `UPDATE state_meta SET value = '300' WHERE key = 'sessiondb_rank_through'`)
+
+	// In the reader's own write transaction: a change it sees, rolled
+	// back; another connection's logged change then takes the same seq.
+	check("before a transaction")
+	best = shortest()
+	exec(reader, "BEGIN IMMEDIATE", lengthen(best), logged(best))
+	check("in a write transaction")
+	exec(reader, "ROLLBACK")
+	check("rolled back")
+	ids, _ = scores(`SELECT rowid, bm25(t) FROM t WHERE t MATCH 'alpha' ORDER BY 2 LIMIT 2`)
+	exec(db, lengthen(ids[1]), logged(ids[1]))
+	check("another change after the rollback")
+
+	// The index made again, '-' now part of a token: every row shorter,
+	// nothing logged.
+	check("before the index is made again")
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(tx, `DROP TABLE t`, `CREATE VIRTUAL TABLE t USING fts5(x, tokenize="unicode61 tokenchars '-'")`)
+	fill(tx)
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	check("the index made again")
+}
