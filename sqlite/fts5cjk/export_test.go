@@ -8,3 +8,5 @@ var SetRankFlushMin = setRankFlushMin
 var RangesRead = rangesRead
 
 var LensKept = lensKept
+
+var SetLensLoad = setLensLoad

@@ -21,13 +21,36 @@ import (
 // a row above through changed (not logged), rows changed while the log was
 // stopped and started again (its seq moved on: a gap), the log trimmed past
 // what the connection saw, its seq set back, through lowered, changes
-// made and rolled back in its own write
-// transaction, and the index made again with another tokenizer (only the
-// schema tells).
+// made and rolled back in its own write transaction, and the index made
+// again with another tokenizer (only the schema tells); a row of 70,000
+// tokens is never kept. The same with the
+// lengths kept as they are looked up, read in whole from the first query
+// (the next query of another word then reads lengths from memory), and
+// with no memory for them (none kept).
 func TestRankKeptLengths(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		after  int
+		max    int64
+		kept   bool // the second query reads lengths from memory
+		loaded bool // the first query of another word too
+	}{
+		{"looked up", 1 << 30, 64 << 20, true, false},
+		{"read in", 0, 64 << 20, true, true},
+		{"no memory", 0, 0, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			after, max := fts5cjk.SetLensLoad(c.after, c.max)
+			defer fts5cjk.SetLensLoad(after, max)
+			testRankKeptLengths(t, c.kept, c.loaded)
+		})
+	}
+}
+
+func testRankKeptLengths(t *testing.T, kept, loaded bool) {
 	ctx := context.Background()
 	db := summaryDB(t)
-	text := func(id, pad int) string { return "alpha " + strings.Repeat("pad-x ", pad) + fmt.Sprint("n", id) }
+	text := func(id, pad int) string { return strings.Repeat("pad-x ", pad) + fmt.Sprint("alpha n", id) }
 	fill := func(tx interface {
 		Exec(string, ...any) (sql.Result, error)
 	}) {
@@ -38,6 +61,10 @@ func TestRankKeptLengths(t *testing.T) {
 		}
 	}
 	fill(db)
+	// A row too long for a kept length (65,535 tokens or more).
+	if _, err := db.Exec(`UPDATE t SET x = x || ? WHERE rowid = 150`, strings.Repeat(" tail", 70000)); err != nil {
+		t.Fatal(err)
+	}
 	for _, stmt := range []string{
 		`INSERT INTO state_meta VALUES ('sessiondb_rank_through', '300')`,
 		`INSERT INTO sessiondb_rank_dirty(id) VALUES (1)`, // the log has begun
@@ -82,12 +109,17 @@ func TestRankKeptLengths(t *testing.T) {
 		}
 		return ids, vals
 	}
-	check := func(stage string) {
+	check := func(stage string, ks ...int) {
 		t.Helper()
-		gotIDs, got := scores(fmt.Sprintf(`SELECT rowid, sessiondb_bm25(t, %d, 't') AS r FROM t WHERE t MATCH 'alpha' ORDER BY r, rowid LIMIT %[1]d`, k))
-		wantIDs, want := scores(fmt.Sprintf(`SELECT rowid, bm25(t) AS r FROM t WHERE t MATCH 'alpha' ORDER BY r, rowid LIMIT %d`, k))
-		if !slices.Equal(gotIDs, wantIDs) || !slices.Equal(got, want) {
-			t.Errorf("%s: K best %v %v\nwant %v %v", stage, gotIDs, got, wantIDs, want)
+		if ks == nil {
+			ks = []int{k, 400} // 400: every row
+		}
+		for _, k := range ks {
+			gotIDs, got := scores(fmt.Sprintf(`SELECT rowid, sessiondb_bm25(t, %d, 't') AS r FROM t WHERE t MATCH 'alpha' ORDER BY r, rowid LIMIT %[1]d`, k))
+			wantIDs, want := scores(fmt.Sprintf(`SELECT rowid, bm25(t) AS r FROM t WHERE t MATCH 'alpha' ORDER BY r, rowid LIMIT %d`, k))
+			if !slices.Equal(gotIDs, wantIDs) || !slices.Equal(got, want) {
+				t.Errorf("%s: K=%d best %.300v %.300v\nwant %.300v %.300v", stage, k, gotIDs, got, wantIDs, want)
+			}
 		}
 	}
 	// The best rows are the shortest: 1 (pad 37), 9 (pad 32), ...
@@ -96,15 +128,23 @@ func TestRankKeptLengths(t *testing.T) {
 		return ids[0]
 	}
 	lengthen := func(id int64) string {
-		return fmt.Sprintf(`UPDATE t SET x = '%s' WHERE rowid = %d`, text(int(id), 400), id)
+		// longer past alpha, where its positions do not tell
+		return fmt.Sprintf(`UPDATE t SET x = x || '%s' WHERE rowid = %d`, strings.Repeat(" tail", 400), id)
 	}
 	logged := func(id int64) string { return fmt.Sprintf(`INSERT INTO sessiondb_rank_dirty(id) VALUES (%d)`, id) }
 
-	check("first")
+	check("first", k)
 	before := fts5cjk.LensKept()
-	check("again")
-	if fts5cjk.LensKept() == before {
-		t.Fatal("the second query read no length kept by the first")
+	check("again", k)
+	if got := fts5cjk.LensKept() > before; got != kept {
+		t.Fatalf("the second query read lengths kept by the first: %v, want %v", got, kept)
+	}
+	before = fts5cjk.LensKept()
+	if _, vals := scores(`SELECT rowid, sessiondb_bm25(t, 5, 't') AS r FROM t WHERE t MATCH 'n122' ORDER BY r LIMIT 5`); len(vals) != 1 {
+		t.Fatalf("n122: %d rows, want 1", len(vals))
+	}
+	if got := fts5cjk.LensKept() > before; got != loaded {
+		t.Fatalf("the first query of another word read lengths from memory: %v, want %v", got, loaded)
 	}
 
 	best := shortest()

@@ -210,10 +210,21 @@ typedef struct RankLens {
   char *zTable;        /* name_docsize */
   unsigned short *a;
   sqlite3_int64 n;
+  sqlite3_int64 iLoaded; /* every length of ids up to it was read in */
+  int nUse;              /* read-aheads that used it */
 } RankLens;
 
 #define RANK_LENS_TABLES 4   /* tables whose lengths a connection keeps */
 #define RANK_LENS_LOG 4096   /* logged changes forgotten one by one at most */
+
+/* After fts5cjk_rank_lens_load read-aheads on a table, a connection reads
+** in every length up to through (rankLensLoad): a connection that serves
+** many searches then looks none up; one that serves a single search (the
+** command line) never pays for it. Kept lengths take at most
+** fts5cjk_rank_lens_max bytes in the process, on every connection. */
+int fts5cjk_rank_lens_load = 8;
+long long fts5cjk_rank_lens_max = 64 << 20;
+static long long rankLensBytes = 0;
 
 /* RankConn is sessiondb_bm25's state on one connection (its user data):
 ** the kept lengths, exact for the snapshot whose data version is iVersion.
@@ -234,9 +245,12 @@ typedef struct RankConn {
 static void rankConnClear(RankConn *c){
   int i;
   for(i = 0; i < RANK_LENS_TABLES; i++){
-    free(c->aLens[i].a);
-    c->aLens[i].a = 0;
-    c->aLens[i].n = 0;
+    RankLens *l = &c->aLens[i];
+    __atomic_fetch_sub(&rankLensBytes, (long long)l->n * (long long)sizeof(*l->a), __ATOMIC_RELAXED);
+    free(l->a);
+    l->a = 0;
+    l->n = 0;
+    l->iLoaded = 0;
   }
 }
 
@@ -327,19 +341,68 @@ static RankLens *rankConnLens(RankConn *c, const char *zTable){
   return c->aLens[i].zTable ? &c->aLens[i] : 0;
 }
 
-/* rankLensKeep keeps row iRowid's length nTok, growing the array to hold
-** ids up to through (calloc and realloc: pages never written stay
-** untouched). Nothing is kept when memory runs out. */
+/* rankLensGrow grows l's array to hold ids up to through (realloc: pages
+** never written stay untouched); 0 when it cannot, within the process's
+** fts5cjk_rank_lens_max bytes or at all. */
+static int rankLensGrow(RankLens *l, sqlite3_int64 through){
+  long long more = (long long)(through + 1 - l->n) * (long long)sizeof(*l->a);
+  unsigned short *a;
+  if( through < l->n ) return 1;
+  if( __atomic_add_fetch(&rankLensBytes, more, __ATOMIC_RELAXED) > fts5cjk_rank_lens_max
+      || (a = (unsigned short *)realloc(l->a, (size_t)(through + 1) * sizeof(*a))) == 0 ){
+    __atomic_fetch_sub(&rankLensBytes, more, __ATOMIC_RELAXED);
+    return 0;
+  }
+  memset(&a[l->n], 0, (size_t)more);
+  l->a = a;
+  l->n = through + 1;
+  return 1;
+}
+
+/* rankLensKeep keeps row iRowid's length nTok, when it can. */
 static void rankLensKeep(RankLens *l, sqlite3_int64 through, sqlite3_int64 iRowid, int nTok){
   if( iRowid <= 0 || iRowid > through || nTok < 0 || nTok >= 0xffff ) return;
-  if( iRowid >= l->n ){
-    unsigned short *a = (unsigned short *)realloc(l->a, (size_t)(through + 1) * sizeof(*a));
-    if( a == 0 ) return;
-    memset(&a[l->n], 0, (size_t)(through + 1 - l->n) * sizeof(*a));
-    l->a = a;
-    l->n = through + 1;
+  if( iRowid < l->n || rankLensGrow(l, through) ) l->a[iRowid] = (unsigned short)(nTok + 1);
+}
+
+/* rankSizeOf is the length in a %_docsize record (a varint per column). */
+static int rankSizeOf(const unsigned char *a, int n){
+  sqlite3_int64 nTok = 0;
+  int i = 0;
+  while( i < n ){
+    sqlite3_int64 v = 0;
+    int j;
+    for(j = 0; j < 8 && i < n; j++){
+      v = (v << 7) | (a[i] & 0x7f);
+      if( (a[i++] & 0x80) == 0 ) break;
+    }
+    if( j == 8 && i < n ) v = (v << 8) | a[i++];
+    nTok += v;
   }
-  l->a[iRowid] = (unsigned short)(nTok + 1);
+  return (int)nTok;
+}
+
+/* rankLensLoad reads in the lengths of l's rows with ids past l->iLoaded
+** up to through, from zTable (name_docsize). */
+static void rankLensLoad(RankLens *l, sqlite3 *db, const char *zTable, sqlite3_int64 through){
+  sqlite3_stmt *pStmt = 0;
+  char *zSql;
+  int rc;
+  if( !rankLensGrow(l, through) ) return;
+  zSql = sqlite3_mprintf("SELECT id, sz FROM \"%w\" WHERE id > ?1 AND id <= ?2", zTable);
+  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if( rc == SQLITE_OK ){
+    sqlite3_bind_int64(pStmt, 1, l->iLoaded);
+    sqlite3_bind_int64(pStmt, 2, through);
+  }
+  while( rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW ){
+    sqlite3_int64 id = sqlite3_column_int64(pStmt, 0);
+    int nTok = rankSizeOf((const unsigned char *)sqlite3_column_blob(pStmt, 1), sqlite3_column_bytes(pStmt, 1));
+    if( id > 0 && nTok < 0xffff ) l->a[id] = (unsigned short)(nTok + 1);
+  }
+  if( rc == SQLITE_OK && sqlite3_finalize(pStmt) == SQLITE_OK ) l->iLoaded = through;
+  else sqlite3_finalize(pStmt);
 }
 
 /* rankDocsize reads the length in tokens of a row (all columns), kept on
@@ -347,8 +410,7 @@ static void rankLensKeep(RankLens *l, sqlite3_int64 through, sqlite3_int64 iRowi
 static int rankDocsize(RankSizes *s, sqlite3_int64 iRowid, int *pnTok){
   unsigned char aBuf[128];
   unsigned char *a = aBuf;
-  int n, i = 0, rc;
-  sqlite3_int64 nTok = 0;
+  int n, rc;
   RankLens *l = s->pLens;
   if( l && iRowid > 0 && iRowid < l->n && l->a[iRowid] ){
     *pnTok = l->a[iRowid] - 1;
@@ -369,18 +431,8 @@ static int rankDocsize(RankSizes *s, sqlite3_int64 iRowid, int *pnTok){
     if( a == 0 ) return SQLITE_NOMEM;
   }
   rc = sqlite3_blob_read(s->pBlob, a, n, 0);
-  while( rc == SQLITE_OK && i < n ){
-    sqlite3_int64 v = 0;
-    int j;
-    for(j = 0; j < 8 && i < n; j++){
-      v = (v << 7) | (a[i] & 0x7f);
-      if( (a[i++] & 0x80) == 0 ) break;
-    }
-    if( j == 8 && i < n ) v = (v << 8) | a[i++];
-    nTok += v;
-  }
+  *pnTok = rc == SQLITE_OK ? rankSizeOf(a, n) : 0;
   if( a != aBuf ) sqlite3_free(a);
-  *pnTok = (int)nTok;
   if( rc == SQLITE_OK && l ) rankLensKeep(l, s->through, iRowid, *pnTok);
   return rc;
 }
@@ -395,6 +447,9 @@ static int rankSizesOpen(RankSizes *s, const RankData *p, sqlite3 *db, const cha
   if( p->pConn ){
     s->pLens = rankConnLens(p->pConn, s->zTable);
     s->through = p->pConn->through;
+  }
+  if( s->pLens && ++s->pLens->nUse > fts5cjk_rank_lens_load && s->pLens->iLoaded < s->through ){
+    rankLensLoad(s->pLens, db, s->zTable, s->through);
   }
   return SQLITE_OK;
 }

@@ -5,6 +5,8 @@ extern int fts5cjk_rank_flush_min;
 extern int fts5cjk_rank_range_rows;
 extern long long fts5cjk_rank_ranges_read;
 extern long long fts5cjk_rank_lens_kept;
+extern int fts5cjk_rank_lens_load;
+extern long long fts5cjk_rank_lens_max;
 */
 import "C"
 
@@ -35,3 +37,13 @@ func rangesRead() int64 { return int64(C.fts5cjk_rank_ranges_read) }
 // lensKept is how many row lengths sessiondb_bm25 has read from those kept
 // in memory on connections, in this process (rank.c).
 func lensKept() int64 { return int64(C.fts5cjk_rank_lens_kept) }
+
+// setLensLoad sets after how many read-aheads on a table a connection
+// reads in all its lengths, and the bytes kept lengths may take in the
+// process (rank.c), and returns the previous values. Not safe while a
+// query runs.
+func setLensLoad(after int, maxBytes int64) (int, int64) {
+	a, m := int(C.fts5cjk_rank_lens_load), int64(C.fts5cjk_rank_lens_max)
+	C.fts5cjk_rank_lens_load, C.fts5cjk_rank_lens_max = C.int(after), C.longlong(maxBytes)
+	return a, m
+}
