@@ -29,19 +29,19 @@ import (
 // with no memory for them (none kept).
 func TestRankKeptLengths(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		after  int
-		max    int64
-		kept   bool // the second query reads lengths from memory
-		loaded bool // the first query of another word too
+		name     string
+		after    int
+		maxBytes int64
+		kept     bool // the second query reads lengths from memory
+		loaded   bool // the first query of another word too
 	}{
 		{"looked up", 1 << 30, 64 << 20, true, false},
 		{"read in", 0, 64 << 20, true, true},
 		{"no memory", 0, 0, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			after, max := fts5cjk.SetLensLoad(c.after, c.max)
-			defer fts5cjk.SetLensLoad(after, max)
+			after, maxBytes := fts5cjk.SetLensLoad(c.after, c.maxBytes)
+			defer fts5cjk.SetLensLoad(after, maxBytes)
 			testRankKeptLengths(t, c.kept, c.loaded)
 		})
 	}

@@ -203,8 +203,8 @@ typedef struct RankSizes {
   sqlite3_int64 nKept;    /* lengths read from pLens */
 } RankSizes;
 
-/* RankLens holds the lengths of one table's rows looked up on this
-** connection (DESIGN.md, "Row lengths kept in memory"): a[id] is the
+/* RankLens holds the lengths of one table's rows looked up or read in on
+** this connection (DESIGN.md, "Row lengths kept in memory"): a[id] is the
 ** length of row id plus one, 0 when not known; ids 1 to n - 1. */
 typedef struct RankLens {
   char *zTable;        /* name_docsize */
