@@ -728,8 +728,7 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 			nums[i] = fmt.Sprintf("?%d", i+2)
 			args = append(args, v)
 		}
-		allowed = "(SELECT sessiondb_idset(am.id) FROM sessions AS a JOIN messages AS am ON am.session_id = a.id" +
-			" WHERE a.source IN (" + strings.Join(nums, ", ") + "))"
+		allowed = "sessiondb_source_ids(" + strings.Join(nums, ", ") + ")"
 	}
 	if prefix != "" {
 		args = append(args, prefix)

@@ -10,3 +10,5 @@ var RangesRead = rangesRead
 var LensKept = lensKept
 
 var SetLensLoad = setLensLoad
+
+var SrcKept = srcKept

@@ -79,6 +79,14 @@ int sqlite3_bind_int(sqlite3_stmt *pStmt, int iCol, int v);
 int sqlite3_bind_blob(sqlite3_stmt *pStmt, int iCol, const void *z, int n,
                       void (*xDel)(void *));
 int sqlite3_file_control(sqlite3 *db, const char *zDbName, int op, void *pArg);
+int sqlite3_create_function_v2(sqlite3 *db, const char *zFunctionName, int nArg,
+                               int eTextRep, void *pApp,
+                               void (*xFunc)(sqlite3_context *, int, sqlite3_value **),
+                               void (*xStep)(sqlite3_context *, int, sqlite3_value **),
+                               void (*xFinal)(sqlite3_context *),
+                               void (*xDestroy)(void *));
+void *sqlite3_user_data(sqlite3_context *ctx);
+int sqlite3_bind_value(sqlite3_stmt *pStmt, int iCol, const sqlite3_value *v);
 #define SQLITE_FCNTL_DATA_VERSION 35
 int sqlite3_txn_state(sqlite3 *db, const char *zSchema);
 #define SQLITE_TXN_READ 1

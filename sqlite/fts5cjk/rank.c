@@ -2637,7 +2637,121 @@ int fts5cjk_register_rank(fts5_api *pApi){
   return rc;
 }
 
+/* sessiondb_source_ids(source, ...) is the set of the ids of the messages
+** of the sessions of those sources, as sessiondb_idset's blob: what a
+** search limited to rare sources hands sessiondb_bm25 (DESIGN.md, "Rare
+** sources rank only their own rows"). A connection keeps its last
+** RANK_SRC_KEEP answers while its data version (SQLITE_FCNTL_DATA_VERSION,
+** which moves with every change to the file, by any connection) stays the
+** same, and answers from them; in a write transaction it keeps none. */
+#define RANK_SRC_KEEP 8
+
+typedef struct RankSrcSet {
+  char *zKey;        /* the sources, each as length:text */
+  unsigned char *a;  /* the blob */
+  int n;
+} RankSrcSet;
+
+typedef struct RankSrcKept {
+  int bVersion;            /* iVersion is set */
+  unsigned int iVersion;
+  int iNext;               /* the slot to fill next */
+  RankSrcSet aSet[RANK_SRC_KEEP];
+} RankSrcKept;
+
+/* lookups of sessiondb_source_ids answered from those kept (tests) */
+long long fts5cjk_rank_src_kept = 0;
+
+static void rankSrcClear(RankSrcKept *c){
+  int i;
+  for(i = 0; i < RANK_SRC_KEEP; i++){
+    sqlite3_free(c->aSet[i].zKey);
+    sqlite3_free(c->aSet[i].a);
+  }
+  memset(c, 0, sizeof(*c));
+}
+
+static void rankSrcFree(void *p){
+  rankSrcClear((RankSrcKept *)p);
+  sqlite3_free(p);
+}
+
+static void rankSourceIds(sqlite3_context *pCtx, int nArg, sqlite3_value **apVal){
+  RankSrcKept *c = (RankSrcKept *)sqlite3_user_data(pCtx);
+  sqlite3 *db = sqlite3_context_db_handle(pCtx);
+  sqlite3_stmt *pStmt = 0;
+  char *zKey = 0, *zSql;
+  unsigned int v = 0;
+  int i, rc, bKeep = sqlite3_txn_state(db, "main") == SQLITE_TXN_READ
+                     && sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, &v) == SQLITE_OK;
+  if( nArg < 1 ){
+    sqlite3_result_error(pCtx, "sessiondb_source_ids: no source", -1);
+    return;
+  }
+  if( !bKeep || !c->bVersion || v != c->iVersion ){
+    rankSrcClear(c);
+    c->bVersion = bKeep;
+    c->iVersion = v;
+  }
+  zSql = sqlite3_mprintf("SELECT sessiondb_idset(am.id) FROM sessions AS a JOIN messages AS am"
+                         " ON am.session_id = a.id WHERE a.source IN (?");
+  for(i = 0; zSql && i < nArg; i++){
+    zKey = sqlite3_mprintf("%z%d:%s", zKey, sqlite3_value_bytes(apVal[i]), sqlite3_value_text(apVal[i]));
+    zSql = sqlite3_mprintf("%z%s", zSql, i + 1 < nArg ? ", ?" : ")");
+  }
+  if( zKey == 0 || zSql == 0 ){
+    sqlite3_free(zKey);
+    sqlite3_free(zSql);
+    sqlite3_result_error_nomem(pCtx);
+    return;
+  }
+  for(i = 0; bKeep && i < RANK_SRC_KEEP; i++){
+    if( c->aSet[i].zKey && strcmp(c->aSet[i].zKey, zKey) == 0 ){
+      __atomic_fetch_add(&fts5cjk_rank_src_kept, 1, __ATOMIC_RELAXED);
+      sqlite3_result_blob(pCtx, c->aSet[i].a, c->aSet[i].n, (void (*)(void *))-1);
+      sqlite3_free(zKey);
+      sqlite3_free(zSql);
+      return;
+    }
+  }
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  for(i = 0; rc == SQLITE_OK && i < nArg; i++) rc = sqlite3_bind_value(pStmt, i + 1, apVal[i]);
+  if( rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW ){
+    int n = sqlite3_column_bytes(pStmt, 0);
+    unsigned char *a = (unsigned char *)sqlite3_malloc64((unsigned long long)n + 1);
+    rc = SQLITE_NOMEM;
+    if( a ){
+      memcpy(a, sqlite3_column_blob(pStmt, 0), (size_t)n);
+      sqlite3_result_blob(pCtx, a, n, (void (*)(void *))-1);
+      rc = SQLITE_OK;
+      if( bKeep ){
+        RankSrcSet *s = &c->aSet[c->iNext++ % RANK_SRC_KEEP];
+        sqlite3_free(s->zKey);
+        sqlite3_free(s->a);
+        s->zKey = zKey;
+        s->a = a;
+        s->n = n;
+        zKey = 0;
+        a = 0;
+      }
+      sqlite3_free(a);
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zKey);
+  if( rc != SQLITE_OK ) sqlite3_result_error_code(pCtx, rc == SQLITE_DONE ? SQLITE_ERROR : rc);
+}
+
 int fts5cjk_register_idset(sqlite3 *db){
-  return sqlite3_create_function(db, "sessiondb_idset", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0,
-                                 0, rankIdSetStep, rankIdSetFinal);
+  RankSrcKept *c;
+  int rc = sqlite3_create_function(db, "sessiondb_idset", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0,
+                                   0, rankIdSetStep, rankIdSetFinal);
+  if( rc != SQLITE_OK ) return rc;
+  c = (RankSrcKept *)sqlite3_malloc(sizeof(RankSrcKept));
+  if( c == 0 ) return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  /* on failure SQLite calls xDestroy itself */
+  return sqlite3_create_function_v2(db, "sessiondb_source_ids", -1, SQLITE_UTF8, c,
+                                    rankSourceIds, 0, 0, rankSrcFree);
 }

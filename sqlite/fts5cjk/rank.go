@@ -7,6 +7,7 @@ extern long long fts5cjk_rank_ranges_read;
 extern long long fts5cjk_rank_lens_kept;
 extern int fts5cjk_rank_lens_load;
 extern long long fts5cjk_rank_lens_max;
+extern long long fts5cjk_rank_src_kept;
 */
 import "C"
 
@@ -47,3 +48,7 @@ func setLensLoad(after int, maxBytes int64) (int, int64) {
 	C.fts5cjk_rank_lens_load, C.fts5cjk_rank_lens_max = C.int(after), C.longlong(maxBytes)
 	return a, m
 }
+
+// srcKept is how many calls of sessiondb_source_ids were answered from the
+// sets kept on their connection, in this process (rank.c).
+func srcKept() int64 { return int64(C.fts5cjk_rank_src_kept) }
