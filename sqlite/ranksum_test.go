@@ -439,7 +439,9 @@ func TestKeptLengthsAcrossClearedSummaries(t *testing.T) {
 		}
 		return wantIDs
 	}
-	check("first")
+	check("first") // the first two ranked statements keep nothing
+	check("second")
+	check("third")
 	best := check("again")
 	var through string
 	if err := s.raw.QueryRow(`SELECT value FROM state_meta WHERE key = 'sessiondb_rank_through'`).Scan(&through); err != nil {

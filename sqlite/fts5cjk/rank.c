@@ -216,6 +216,7 @@ typedef struct RankLens {
 
 #define RANK_LENS_TABLES 4   /* tables whose lengths a connection keeps */
 #define RANK_LENS_LOG 4096   /* logged changes forgotten one by one at most */
+#define RANK_LENS_FROM 3     /* the statement of a connection that keeps first */
 
 /* After fts5cjk_rank_lens_load read-aheads on a table, a connection reads
 ** in every length up to through (rankLensLoad): a connection that serves
@@ -233,6 +234,7 @@ static long long rankLensBytes = 0;
 ** row is logged in sessiondb_rank_dirty, whose seq only grows, and seen is
 ** the last seq applied. */
 typedef struct RankConn {
+  int nStmt;               /* statements that asked, up to RANK_LENS_FROM */
   int bChecked;            /* iVersion, iSchema, through and seen are set */
   unsigned int iVersion;   /* SQLITE_FCNTL_DATA_VERSION when checked */
   sqlite3_int64 iSchema;   /* the schema cookie when checked */
@@ -300,6 +302,9 @@ static int rankConnSync(RankConn *c, sqlite3 *db){
   unsigned int v = 0;
   int i, bKept = 0;
   if( c == 0 || sqlite3_txn_state(db, "main") != SQLITE_TXN_READ ) return 0;
+  /* a connection that serves one search (the command line: one or two
+  ** ranked statements) keeps nothing, and pays nothing for it */
+  if( c->nStmt < RANK_LENS_FROM && ++c->nStmt < RANK_LENS_FROM ) return 0;
   if( sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK ){
     rankConnClear(c);
     c->bChecked = 0;
@@ -341,19 +346,20 @@ static RankLens *rankConnLens(RankConn *c, const char *zTable){
   return c->aLens[i].zTable ? &c->aLens[i] : 0;
 }
 
-/* rankLensGrow grows l's array to hold ids up to through (realloc: pages
-** never written stay untouched); 0 when it cannot, within the process's
-** fts5cjk_rank_lens_max bytes or at all. */
+/* rankLensGrow grows l's array to hold ids up to through; 0 when it
+** cannot, within the process's fts5cjk_rank_lens_max bytes or at all. */
 static int rankLensGrow(RankLens *l, sqlite3_int64 through){
   long long more = (long long)(through + 1 - l->n) * (long long)sizeof(*l->a);
   unsigned short *a;
   if( through < l->n ) return 1;
+  /* calloc first: its pages are mapped zero, touched only when written */
   if( __atomic_add_fetch(&rankLensBytes, more, __ATOMIC_RELAXED) > fts5cjk_rank_lens_max
-      || (a = (unsigned short *)realloc(l->a, (size_t)(through + 1) * sizeof(*a))) == 0 ){
+      || (a = (unsigned short *)(l->a ? realloc(l->a, (size_t)(through + 1) * sizeof(*a))
+                                      : calloc((size_t)(through + 1), sizeof(*a)))) == 0 ){
     __atomic_fetch_sub(&rankLensBytes, more, __ATOMIC_RELAXED);
     return 0;
   }
-  memset(&a[l->n], 0, (size_t)more);
+  if( l->a ) memset(&a[l->n], 0, (size_t)more);
   l->a = a;
   l->n = through + 1;
   return 1;
