@@ -2701,8 +2701,12 @@ static void rankSourceIds(sqlite3_context *pCtx, int nArg, sqlite3_value **apVal
   }
   zSql = sqlite3_mprintf("SELECT sessiondb_idset(am.id) FROM sessions AS a JOIN messages AS am"
                          " ON am.session_id = a.id WHERE a.source IN (?");
-  for(i = 0; zSql && i < nArg; i++){
-    zKey = sqlite3_mprintf("%z%d:%s", zKey, sqlite3_value_bytes(apVal[i]), sqlite3_value_text(apVal[i]));
+  /* the key: each source as its length and text, N for a NULL */
+  for(i = 0; zSql && (i == 0 || zKey) && i < nArg; i++){
+    char *zMore = sqlite3_value_type(apVal[i]) == SQLITE_NULL ? sqlite3_mprintf("%sN", zKey ? zKey : "")
+                : sqlite3_mprintf("%s%d:%s", zKey ? zKey : "", sqlite3_value_bytes(apVal[i]), sqlite3_value_text(apVal[i]));
+    sqlite3_free(zKey);
+    zKey = zMore;
     zSql = sqlite3_mprintf("%z%s", zSql, i + 1 < nArg ? ", ?" : ")");
   }
   if( zKey == 0 || zSql == 0 ){

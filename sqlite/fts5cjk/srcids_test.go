@@ -21,8 +21,7 @@ import (
 // transaction, before and after the rollback; a second call with nothing
 // changed is answered from the set kept, a call in a write transaction
 // never; lists of sources are told apart ("a", "b" from "ab" and
-// "a0:b"), past the
-// number of sets kept too.
+// "a0:b", NULL from the empty source), past the number of sets kept too.
 func TestSourceIDs(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "s.db"))
@@ -114,6 +113,16 @@ func TestSourceIDs(t *testing.T) {
 	exec(reader, "ROLLBACK")
 	check("rolled back", discord)
 
+	// NULL is not '' (a session with an empty source).
+	exec(db, `INSERT INTO sessions VALUES ('empty', '')`, `INSERT INTO messages VALUES (5, 'empty')`)
+	check("before NULL and ''", []string{"discord"})
+	var null, empty []byte
+	if err := reader.QueryRowContext(ctx, "SELECT sessiondb_source_ids(NULL), sessiondb_source_ids('') FROM sessions LIMIT 1").Scan(&null, &empty); err != nil {
+		t.Fatal(err)
+	}
+	if string(null) != "A" || len(empty) < 2 {
+		t.Errorf("NULL's set % x, want empty ('A'); the empty source's % x, want its message", null, empty)
+	}
 	var b []byte
 	if err := reader.QueryRowContext(ctx, "SELECT sessiondb_source_ids() FROM sessions LIMIT 1").Scan(&b); err == nil || !strings.Contains(err.Error(), "no source") {
 		t.Errorf("sessiondb_source_ids() without a source: %v, want an error naming it", err)
