@@ -4,7 +4,6 @@ package fts5cjk_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,11 +50,9 @@ func testRankKeptLengths(t *testing.T, kept, loaded bool) {
 	ctx := context.Background()
 	db := summaryDB(t)
 	text := func(id, pad int) string { return strings.Repeat("pad-x ", pad) + fmt.Sprint("alpha n", id) }
-	fill := func(tx interface {
-		Exec(string, ...any) (sql.Result, error)
-	}) {
+	fill := func(tx execer) {
 		for id := 1; id <= 300; id++ {
-			if _, err := tx.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, id, text(id, (id*37)%301)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO t(rowid, x) VALUES (?, ?)`, id, text(id, (id*37)%301)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -78,36 +75,10 @@ func testRankKeptLengths(t *testing.T, kept, loaded bool) {
 		t.Fatal(err)
 	}
 	defer reader.Close()
-	exec := func(c interface {
-		ExecContext(context.Context, string, ...any) (sql.Result, error)
-	}, stmts ...string) {
-		t.Helper()
-		for _, stmt := range stmts {
-			if _, err := c.ExecContext(ctx, stmt); err != nil {
-				t.Fatalf("%s: %v", stmt, err)
-			}
-		}
-	}
 	const k = 12
 	scores := func(stmt string) (ids []int64, vals []float64) {
 		t.Helper()
-		rows, err := reader.QueryContext(ctx, stmt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var v float64
-			if err := rows.Scan(&id, &v); err != nil {
-				t.Fatal(err)
-			}
-			ids, vals = append(ids, id), append(vals, v)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return ids, vals
+		return idScores(t, reader, stmt)
 	}
 	check := func(stage string, ks ...int) {
 		t.Helper()
@@ -152,62 +123,62 @@ func testRankKeptLengths(t *testing.T, kept, loaded bool) {
 	}
 
 	best := shortest()
-	exec(db, lengthen(best), logged(best))
+	execAll(t, db, lengthen(best), logged(best))
 	check("a kept row rewritten and logged")
 
 	// Rows above through are not logged, nor kept.
-	exec(db, `INSERT INTO t(rowid, x) VALUES (301, 'alpha')`)
+	execAll(t, db, `INSERT INTO t(rowid, x) VALUES (301, 'alpha')`)
 	check("a row above through")
-	exec(db, `UPDATE t SET x = 'alpha `+strings.Repeat("pad-x ", 500)+`' WHERE rowid = 301`)
+	execAll(t, db, `UPDATE t SET x = 'alpha `+strings.Repeat("pad-x ", 500)+`' WHERE rowid = 301`)
 	check("a row above through rewritten")
 
 	// The log stopped (summaries cleared: through gone, the log emptied,
 	// its seq moved on by one), a row changed unlogged, the log started
 	// again at the same through; the reader saw none of it.
 	best = shortest()
-	exec(db, `DELETE FROM state_meta WHERE key = 'sessiondb_rank_through'`, `DELETE FROM sessiondb_rank_dirty`,
+	execAll(t, db, `DELETE FROM state_meta WHERE key = 'sessiondb_rank_through'`, `DELETE FROM sessiondb_rank_dirty`,
 		`INSERT INTO sessiondb_rank_dirty(id) VALUES (0)`, `DELETE FROM sessiondb_rank_dirty`,
 		lengthen(best), `INSERT INTO state_meta VALUES ('sessiondb_rank_through', '300')`)
 	check("changed while the log was stopped")
 
 	// The same, with the reader querying while the log is stopped.
 	best = shortest()
-	exec(db, `DELETE FROM state_meta WHERE key = 'sessiondb_rank_through'`)
+	execAll(t, db, `DELETE FROM state_meta WHERE key = 'sessiondb_rank_through'`)
 	check("the log stopped")
-	exec(db, lengthen(best), `INSERT INTO state_meta VALUES ('sessiondb_rank_through', '300')`)
+	execAll(t, db, lengthen(best), `INSERT INTO state_meta VALUES ('sessiondb_rank_through', '300')`)
 	check("the log started again")
 
 	// Changes logged, then the log trimmed past them.
 	check("before a trim")
 	best = shortest()
-	exec(db, lengthen(best), logged(best), `DELETE FROM sessiondb_rank_dirty`)
+	execAll(t, db, lengthen(best), logged(best), `DELETE FROM sessiondb_rank_dirty`)
 	check("the log trimmed")
 
 	// The log's seq set back below what the reader saw, then a logged
 	// change: a log that restarted.
 	check("before the seq goes back")
 	best = shortest()
-	exec(db, `UPDATE sqlite_sequence SET seq = 0 WHERE name = 'sessiondb_rank_dirty'`, lengthen(best), logged(best))
+	execAll(t, db, `UPDATE sqlite_sequence SET seq = 0 WHERE name = 'sessiondb_rank_dirty'`, lengthen(best), logged(best))
 	check("the seq set back")
 
 	// through lowered: rows above it are no longer logged.
 	check("before through goes down")
-	exec(db, `UPDATE state_meta SET value = '250' WHERE key = 'sessiondb_rank_through'`)
+	execAll(t, db, `UPDATE state_meta SET value = '250' WHERE key = 'sessiondb_rank_through'`)
 	ids, _ := scores(`SELECT rowid, bm25(t) FROM t WHERE t MATCH 'alpha' AND rowid > 250 ORDER BY 2 LIMIT 1`)
-	exec(db, lengthen(ids[0]))
+	execAll(t, db, lengthen(ids[0]))
 	check("through lowered")
-	exec(db, `UPDATE state_meta SET value = '300' WHERE key = 'sessiondb_rank_through'`)
+	execAll(t, db, `UPDATE state_meta SET value = '300' WHERE key = 'sessiondb_rank_through'`)
 
 	// In the reader's own write transaction: a change it sees, rolled
 	// back; another connection's logged change then takes the same seq.
 	check("before a transaction")
 	best = shortest()
-	exec(reader, "BEGIN IMMEDIATE", lengthen(best), logged(best))
+	execAll(t, reader, "BEGIN IMMEDIATE", lengthen(best), logged(best))
 	check("in a write transaction")
-	exec(reader, "ROLLBACK")
+	execAll(t, reader, "ROLLBACK")
 	check("rolled back")
 	ids, _ = scores(`SELECT rowid, bm25(t) FROM t WHERE t MATCH 'alpha' ORDER BY 2 LIMIT 2`)
-	exec(db, lengthen(ids[1]), logged(ids[1]))
+	execAll(t, db, lengthen(ids[1]), logged(ids[1]))
 	check("another change after the rollback")
 
 	// The index made again, '-' now part of a token: every row shorter,
@@ -217,7 +188,7 @@ func testRankKeptLengths(t *testing.T, kept, loaded bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(tx, `DROP TABLE t`, `CREATE VIRTUAL TABLE t USING fts5(x, tokenize="unicode61 tokenchars '-'")`)
+	execAll(t, tx, `DROP TABLE t`, `CREATE VIRTUAL TABLE t USING fts5(x, tokenize="unicode61 tokenchars '-'")`)
 	fill(tx)
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)

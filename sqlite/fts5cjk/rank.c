@@ -403,12 +403,11 @@ static void rankLensLoad(RankLens *l, sqlite3 *db, const char *zTable, sqlite3_i
     sqlite3_bind_int64(pStmt, 2, through);
   }
   while( rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW ){
-    sqlite3_int64 id = sqlite3_column_int64(pStmt, 0);
-    int nTok = rankSizeOf((const unsigned char *)sqlite3_column_blob(pStmt, 1), sqlite3_column_bytes(pStmt, 1));
-    if( id > 0 && nTok < 0xffff ) l->a[id] = (unsigned short)(nTok + 1);
+    rankLensKeep(l, through, sqlite3_column_int64(pStmt, 0),
+                 rankSizeOf((const unsigned char *)sqlite3_column_blob(pStmt, 1), sqlite3_column_bytes(pStmt, 1)));
   }
-  if( rc == SQLITE_OK && sqlite3_finalize(pStmt) == SQLITE_OK ) l->iLoaded = through;
-  else sqlite3_finalize(pStmt);
+  /* a step that failed (interrupted) leaves the rest to a later read */
+  if( sqlite3_finalize(pStmt) == SQLITE_OK && rc == SQLITE_OK ) l->iLoaded = through;
 }
 
 /* rankDocsize reads the length in tokens of a row (all columns), kept on
@@ -2364,7 +2363,8 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
   p->aTop = &p->aFreq[nPhrase];
   p->aSize = (int *)&p->aTop[k];
   p->aColMin = &p->aSize[nPhrase];
-  if( rankConnSync((RankConn *)pApi->xUserData(pFts), db) ) p->pConn = (RankConn *)pApi->xUserData(pFts);
+  p->pConn = (RankConn *)pApi->xUserData(pFts);
+  if( !rankConnSync(p->pConn, db) ) p->pConn = 0;
 
   rc = pApi->xRowCount(pFts, &nRow);
   if( rc == SQLITE_OK ) rc = pApi->xColumnTotalSize(pFts, -1, &nToken);

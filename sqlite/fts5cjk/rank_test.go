@@ -3,6 +3,7 @@
 package fts5cjk_test
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -831,7 +832,23 @@ func topOf(t *testing.T, db *sql.DB, stmt string, args ...any) (topResult, error
 // bm25(t), rowid, and their scores.
 func bm25Order(t *testing.T, db *sql.DB, q string) (ids []int64, scores []float64) {
 	t.Helper()
-	rows, err := db.Query(`SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid`, q)
+	return idScores(t, db, `SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid`, q)
+}
+
+// queryer is a *sql.DB or a *sql.Conn.
+type queryer interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}
+
+// execer is a *sql.DB, a *sql.Conn or a *sql.Tx.
+type execer interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}
+
+// idScores runs stmt, whose rows are (rowid, score), and returns both.
+func idScores(t *testing.T, q queryer, stmt string, args ...any) (ids []int64, scores []float64) {
+	t.Helper()
+	rows, err := q.QueryContext(context.Background(), stmt, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -849,6 +866,16 @@ func bm25Order(t *testing.T, db *sql.DB, q string) (ids []int64, scores []float6
 		t.Fatal(err)
 	}
 	return ids, scores
+}
+
+// execAll runs each statement on c.
+func execAll(t *testing.T, c execer, stmts ...string) {
+	t.Helper()
+	for _, stmt := range stmts {
+		if _, err := c.ExecContext(context.Background(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
 }
 
 // topK is how many of the rows ordered by scores are among the K best:

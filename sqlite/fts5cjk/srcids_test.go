@@ -5,7 +5,6 @@ package fts5cjk_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -25,25 +24,15 @@ import (
 func TestSourceIDs(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "s.db"))
-	exec := func(c interface {
-		ExecContext(context.Context, string, ...any) (sql.Result, error)
-	}, stmts ...string) {
-		t.Helper()
-		for _, stmt := range stmts {
-			if _, err := c.ExecContext(ctx, stmt); err != nil {
-				t.Fatalf("%s: %v", stmt, err)
-			}
-		}
-	}
-	exec(db, `CREATE TABLE sessions(id TEXT PRIMARY KEY, source TEXT)`,
+	execAll(t, db, `CREATE TABLE sessions(id TEXT PRIMARY KEY, source TEXT)`,
 		`CREATE TABLE messages(id INTEGER PRIMARY KEY, session_id TEXT)`,
 		`CREATE INDEX messages_session ON messages(session_id)`)
 	sources := []string{"discord", "slack", "discord", "ab", "a", "b", "c:d", "e", "f", "g"}
 	for i, src := range sources {
-		exec(db, fmt.Sprintf(`INSERT INTO sessions VALUES ('s%d', '%s')`, i, src))
+		execAll(t, db, fmt.Sprintf(`INSERT INTO sessions VALUES ('s%d', '%s')`, i, src))
 	}
 	for id := 1; id <= 300; id++ {
-		exec(db, fmt.Sprintf(`INSERT INTO messages VALUES (%d, 's%d')`, id*3, (id*7)%len(sources)))
+		execAll(t, db, fmt.Sprintf(`INSERT INTO messages VALUES (%d, 's%d')`, id*3, (id*7)%len(sources)))
 	}
 	reader, err := db.Conn(ctx)
 	if err != nil {
@@ -97,24 +86,24 @@ func TestSourceIDs(t *testing.T) {
 	check("many lists", many...)
 	check("many lists again", many...)
 
-	exec(db, `INSERT INTO messages VALUES (2, 's0')`)
+	execAll(t, db, `INSERT INTO messages VALUES (2, 's0')`)
 	check("a message added", discord, both)
-	exec(db, `UPDATE sessions SET source = 'discord' WHERE source = 'slack'`)
+	execAll(t, db, `UPDATE sessions SET source = 'discord' WHERE source = 'slack'`)
 	check("a session moved", discord, both)
-	exec(db, `DELETE FROM messages WHERE id % 2 = 0`)
+	execAll(t, db, `DELETE FROM messages WHERE id % 2 = 0`)
 	check("messages deleted", discord, both)
 
 	check("before a transaction", discord)
-	exec(reader, "BEGIN IMMEDIATE", `INSERT INTO messages VALUES (1, 's0')`)
+	execAll(t, reader, "BEGIN IMMEDIATE", `INSERT INTO messages VALUES (1, 's0')`)
 	check("in a write transaction", discord)
 	if n := check("in a write transaction again", discord); n != 0 {
 		t.Errorf("in a write transaction: %d answered from kept sets, want 0", n)
 	}
-	exec(reader, "ROLLBACK")
+	execAll(t, reader, "ROLLBACK")
 	check("rolled back", discord)
 
 	// NULL is not '' (a session with an empty source).
-	exec(db, `INSERT INTO sessions VALUES ('empty', '')`, `INSERT INTO messages VALUES (5, 'empty')`)
+	execAll(t, db, `INSERT INTO sessions VALUES ('empty', '')`, `INSERT INTO messages VALUES (5, 'empty')`)
 	check("before NULL and ''", []string{"discord"})
 	var null, empty []byte
 	if err := reader.QueryRowContext(ctx, "SELECT sessiondb_source_ids(NULL), sessiondb_source_ids('') FROM sessions LIMIT 1").Scan(&null, &empty); err != nil {
