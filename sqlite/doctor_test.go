@@ -11,7 +11,18 @@ import (
 
 func diagnose(t *testing.T, path string) map[string]sqlite.Check {
 	t.Helper()
-	d, err := sqlite.Diagnose(context.Background(), path, false)
+	return diagnoseWith(t, path, false)
+}
+
+// diagnoseFull is diagnose of doctor --full.
+func diagnoseFull(t *testing.T, path string) map[string]sqlite.Check {
+	t.Helper()
+	return diagnoseWith(t, path, true)
+}
+
+func diagnoseWith(t *testing.T, path string, full bool) map[string]sqlite.Check {
+	t.Helper()
+	d, err := sqlite.Diagnose(context.Background(), path, full)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,3 +31,9 @@ func ClearTermSummaries(db *DB) error {
 		return clearRank(ctx, tx, "")
 	})
 }
+
+// RefreshTermSummaries brings the terms' summaries up to date and trims
+// their log, as the live upkeep does (the sources' summaries untouched).
+func RefreshTermSummaries(db *DB) error {
+	return db.refreshRank(context.Background(), nil, nil)
+}

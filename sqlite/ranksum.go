@@ -114,7 +114,120 @@ func (db *DB) SummarizeTerms(ctx context.Context, progress Progress) (int, error
 	}); err != nil {
 		return 0, err
 	}
-	return len(terms), db.refreshRank(ctx, terms, progress)
+	if err := db.refreshRank(ctx, terms, progress); err != nil {
+		return 0, err
+	}
+	return len(terms), db.summarizeSources(ctx, terms)
+}
+
+// rankSourcesMax is how many rare sources get summaries of their own.
+const rankSourcesMax = 16
+
+// summarizeSources makes, for each rare source (the sources whose sessions
+// hold at most an eighth of the messages, as fewSourceRows decides, the
+// rankSourcesMax largest) and each term of terms, the summary of the
+// term's rows in that source (DESIGN.md, "Summaries of a rare source's
+// rows"), and deletes the source summaries of other terms and sources.
+// Only here, on an explicit optimize: the live upkeep (refreshRank) leaves
+// them as they are, and a search stops using one once the log no longer
+// holds every change since it was made.
+func (db *DB) summarizeSources(ctx context.Context, terms []rankKey) error {
+	sources, err := collect(ctx, db.read, "SELECT source FROM sessions WHERE source IS NOT NULL GROUP BY source"+
+		" HAVING SUM(message_count) * 8 <= (SELECT MAX(id) FROM messages) ORDER BY SUM(message_count) DESC, source LIMIT ?", rankSourcesMax)
+	if err != nil {
+		return db.mapErr("read the sources", err)
+	}
+	want := map[string]bool{}
+	for _, k := range terms {
+		if countOnly(k.fts, k.term) {
+			continue
+		}
+		for _, src := range sources {
+			want[k.fts+"\x00"+k.term+"\x00"+src] = true
+			if err := db.refreshSource(ctx, k, src); err != nil {
+				return db.mapErr("summarize "+k.String()+" in source "+strconv.Quote(src), err)
+			}
+		}
+	}
+	return db.writeTx(ctx, 0, "drop other source summaries", func(tx *sql.Tx) error {
+		const key = "fts || char(0) || term || char(0) || source"
+		keys, err := collect(ctx, tx, "SELECT "+key+" FROM sessiondb_rank_sources")
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if !want[k] {
+				if _, err := tx.ExecContext(ctx, "DELETE FROM sessiondb_rank_sources WHERE "+key+" = ?", k); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// refreshSource makes the summary of term k's rows in source src, in a read
+// snapshot, through the log's through and seeing its last change, and
+// writes it in a short transaction that checks the term's own summary did
+// not change meanwhile (emptied summaries stop the log: one made before
+// that is never written after it).
+func (db *DB) refreshSource(ctx context.Context, k rankKey, src string) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		var term, next rankSummary
+		var digest int64
+		err := func() error {
+			tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			err = tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", k.fts, k.term).Scan(&term.through, &term.seen)
+			if err != nil {
+				return err
+			}
+			// seen: the log's last seq ever (it may be empty, trimmed past
+			// it), as a search asks the log to hold every change after it.
+			if err := tx.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'sessiondb_rank_dirty'), 0)"+
+				" FROM state_meta WHERE key = ?", keyRankThrough).Scan(&next.through, &next.seen); err != nil {
+				return err
+			}
+			var b []byte
+			err = tx.QueryRowContext(ctx, fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, ?, '%[1]s', 'ranges', ?, sessiondb_source_ids(?)) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", k.fts),
+				k.rangeRows(), fmt.Sprintf("%d,%d", int64(math.MinInt64), next.through), src, quoteTerm(k.term)).Scan(&b)
+			if err != nil {
+				return err
+			}
+			if len(b) < 8 || (len(b)-8)%rankRec != 0 {
+				return fmt.Errorf("a source summary of %d bytes", len(b))
+			}
+			digest, next.ranges = int64(binary.LittleEndian.Uint64(b)), b[8:]
+			return nil
+		}()
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // the term has no summary, or no row holds it
+		}
+		if err != nil {
+			return err
+		}
+		moved := false
+		err = db.writeTx(ctx, 0, "summarize "+k.String()+" in a source", func(tx *sql.Tx) error {
+			var now rankSummary
+			err := tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", k.fts, k.term).Scan(&now.through, &now.seen)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if moved = err != nil || now.through != term.through || now.seen != term.seen; moved {
+				return nil
+			}
+			_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO sessiondb_rank_sources (fts, term, source, through, seen, digest, ranges) VALUES (?, ?, ?, ?, ?, ?, ?)",
+				k.fts, k.term, src, next.through, next.seen, digest, next.ranges)
+			return err
+		})
+		if err != nil || !moved {
+			return err
+		}
+	}
+	return nil
 }
 
 // frequentTerms lists the terms of index fts in at least
@@ -396,6 +509,15 @@ func clearRank(ctx context.Context, tx *sql.Tx, fts string) error {
 	if ok, err := rankTables(ctx, tx); err != nil || !ok {
 		return err
 	}
+	var sources int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessiondb_rank_sources'").Scan(&sources); err != nil {
+		return err
+	}
+	if sources > 0 {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM sessiondb_rank_sources WHERE fts = ? OR ? = ''", fts, fts); err != nil {
+			return err
+		}
+	}
 	if fts != "" {
 		_, err := tx.ExecContext(ctx, "DELETE FROM sessiondb_rank_terms WHERE fts = ?", fts)
 		return err
@@ -438,8 +560,10 @@ func (db *DB) upkeepRank(ctx context.Context) {
 }
 
 // rankCheck is doctor's check of the term summaries: every range without a
-// logged change must count the rows the index holds there. It checks the
-// three largest summaries, every one when full.
+// logged change must count the rows the index holds there (a source's
+// summary counts every source's rows too). It checks the three largest
+// summaries, every one when full; not a source's summary that searches no
+// longer use (the log was trimmed past it).
 func rankCheck(ctx context.Context, db *sql.DB, full bool) (name, status, detail, fix string) {
 	name, fix = "term summaries", "sessiondb optimize"
 	limit := 3
@@ -449,17 +573,31 @@ func rankCheck(ctx context.Context, db *sql.DB, full bool) (name, status, detail
 	type summary struct {
 		rankKey
 		rankSummary
+		source string
+	}
+	stmt := "SELECT fts, term, NULL, through, seen, ranges FROM sessiondb_rank_terms"
+	var sources int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessiondb_rank_sources'").Scan(&sources); err != nil {
+		return name, CheckFail, err.Error(), fix
+	}
+	if sources > 0 {
+		stmt += " UNION ALL SELECT fts, term, source, through, seen, ranges FROM sessiondb_rank_sources" +
+			" WHERE seen >= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = '" + keyRankGone + "'), 0)"
 	}
 	var all []summary
-	rows, err := db.QueryContext(ctx, "SELECT fts, term, through, seen, ranges FROM sessiondb_rank_terms ORDER BY length(ranges) DESC LIMIT ?", limit)
+	rows, err := db.QueryContext(ctx, "SELECT * FROM ("+stmt+") ORDER BY length(ranges) DESC LIMIT ?", limit)
 	if err != nil {
 		return name, CheckFail, err.Error(), fix
 	}
 	for rows.Next() {
 		var s summary
-		if err := rows.Scan(&s.fts, &s.term, &s.through, &s.seen, &s.ranges); err != nil {
+		var src sql.NullString
+		if err := rows.Scan(&s.fts, &s.term, &src, &s.through, &s.seen, &s.ranges); err != nil {
 			rows.Close()
 			return name, CheckFail, err.Error(), fix
+		}
+		if src.Valid {
+			s.source = " in source " + strconv.Quote(src.String)
 		}
 		all = append(all, s)
 	}
@@ -467,7 +605,7 @@ func rankCheck(ctx context.Context, db *sql.DB, full bool) (name, status, detail
 	ranges := 0
 	for _, s := range all {
 		if len(s.ranges)%rankRec != 0 {
-			return name, CheckFail, fmt.Sprintf("%s: %d bytes, not whole ranges", s, len(s.ranges)), fix
+			return name, CheckFail, fmt.Sprintf("%s%s: %d bytes, not whole ranges", s.rankKey, s.source, len(s.ranges)), fix
 		}
 		dirty, err := s.changed(ctx, db, -1)
 		if err != nil {
@@ -485,12 +623,12 @@ func rankCheck(ctx context.Context, db *sql.DB, full bool) (name, status, detail
 					return name, CheckFail, err.Error(), fix
 				}
 				if got != n {
-					return name, CheckFail, fmt.Sprintf("%s: ids %d to %d counted %d rows, the index holds %d (searches for it would rank wrongly)", s, lo, hi, n, got), fix
+					return name, CheckFail, fmt.Sprintf("%s%s: ids %d to %d counted %d rows, the index holds %d (searches for it would rank wrongly)", s.rankKey, s.source, lo, hi, n, got), fix
 				}
 				ranges++
 			}
 			lo = hi + 1
 		}
 	}
-	return name, CheckOK, fmt.Sprintf("%d ranges of %d terms agree with the index", ranges, len(all)), ""
+	return name, CheckOK, fmt.Sprintf("%d ranges of %d summaries agree with the index", ranges, len(all)), ""
 }

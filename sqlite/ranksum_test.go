@@ -32,6 +32,12 @@ func topIDsOf(t *testing.T, s *sbStore, table, q string, k int, term bool) (ids 
 	if err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s') FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", table, k, mode), q).Scan(&x); err != nil {
 		t.Fatalf("%s %q K=%d: %v", mode, q, k, err)
 	}
+	return decodeTop(t, x)
+}
+
+// decodeTop reads what sessiondb_bm25's 'top' modes return.
+func decodeTop(t *testing.T, x string) (ids []int64, hits int64, summary bool) {
+	t.Helper()
 	var v struct {
 		Hits int64   `json:"hits"`
 		Seek int     `json:"seek"`
@@ -106,34 +112,13 @@ func TestSearchRankFromSummaries(t *testing.T) {
 	s := rankScaleStore(t)
 	// "romeo quebec" in 600 rows, the shortest first: a phrase the
 	// summaries answer.
-	tx, err := s.raw.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 600 {
-		text := strings.Repeat("romeo quebec ", 1+i%2) + strings.Repeat("tango ", i/12)
-		if _, err := tx.Exec(`INSERT INTO messages(session_id, role, content, timestamp) VALUES ('s1', 'user', ?, ?)`, text, 1700010000+i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	s.exec(t, `UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE session_id = sessions.id)`)
+	s.insertRows(t, "s1", 600, 1700010000, func(i int) string {
+		return strings.Repeat("romeo quebec ", 1+i%2) + strings.Repeat("tango ", i/12)
+	})
 	if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	var terms []string
-	rows, err := s.raw.Query("SELECT term FROM sessiondb_rank_terms WHERE fts = 'messages_fts' ORDER BY term")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var term string
-		rows.Scan(&term)
-		terms = append(terms, term)
-	}
-	rows.Close()
+	terms := s.strings(t, "SELECT term FROM sessiondb_rank_terms WHERE fts = 'messages_fts' ORDER BY term")
 	// zulu to tango are each in more than half of the rows: no summary.
 	if want := []string{"filler", "padding", "quebec", "romeo", "sierra"}; !reflect.DeepEqual(terms, want) {
 		t.Fatalf("summarized terms %v, want %v", terms, want)
@@ -460,4 +445,195 @@ func TestKeptLengthsAcrossClearedSummaries(t *testing.T) {
 		t.Fatalf("through %s after the summaries were made again (%v), want %s as before (the test's premise)", again, err, through)
 	}
 	check("summaries cleared, rows changed, summaries made again")
+}
+
+// sourceTop is what sessiondb_bm25's 'top' returns for q limited to the
+// rows of source src: with named, the source named (its summary may
+// answer), else its ids alone (a pass over every row).
+func sourceTop(t *testing.T, s *sbStore, q, src string, k int, named bool) (ids []int64, hits int64, summary bool) {
+	t.Helper()
+	name := "NULL"
+	if named {
+		name = "?2"
+	}
+	var x string
+	if err := s.raw.QueryRow(fmt.Sprintf("SELECT sessiondb_bm25(messages_fts, %d, 'messages_fts', 'top', sessiondb_source_ids(?2), NULL, NULL, %s)"+
+		" FROM messages_fts WHERE messages_fts MATCH ?1 LIMIT 1", k, name), q, src).Scan(&x); err != nil {
+		t.Fatalf("top %q in %s K=%d: %v", q, src, k, err)
+	}
+	return decodeTop(t, x)
+}
+
+// checkSourceSummaries compares, for each query limited to whatsapp (and
+// to signal, whose few ids are kept as an array), the K best from the
+// source's summary with those of a pass over every row (ties included, or
+// exactly K when ranges of ties were skipped), and search pages with plain
+// bm25's; whatsapp and signal say whether each source's summary must have
+// answered.
+func checkSourceSummaries(t *testing.T, s *sbStore, stage string, queries []string, whatsapp, signal bool) {
+	t.Helper()
+	for _, q := range queries {
+		for _, c := range []struct {
+			src string
+			k   int
+		}{{"whatsapp", 1}, {"signal", 1}, {"whatsapp", 28}, {"signal", 28}, {"whatsapp", 300}} {
+			got, gotHits, used := sourceTop(t, s, q, c.src, c.k, true)
+			summarized := whatsapp
+			if c.src == "signal" {
+				summarized = signal
+			}
+			want, wantHits, _ := sourceTop(t, s, q, c.src, c.k, false)
+			// For K=28 the words of whatsapp's dense run only: the others
+			// tie across many ranges or hold few rows of it (one pass).
+			if (c.k == 1 || (c.k == 28 && c.src == "whatsapp" && (q == "quebec" || q == "romeo"))) && used != summarized {
+				t.Errorf("%s: %q in %s K=%d: from the source's summary %v, want %v", stage, q, c.src, c.k, used, summarized)
+			}
+			if used && len(got) == c.k && len(want) > c.k {
+				want = want[:c.k]
+			}
+			if gotHits != wantHits || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %q in %s K=%d: %d hits %.200s\nwant %d hits %.200s", stage, q, c.src, c.k, gotHits, fmt.Sprint(got), wantHits, fmt.Sprint(want))
+			}
+		}
+		for _, o := range []sessiondb.SearchOptions{
+			{Limit: 20, Sources: []string{"whatsapp"}}, {Limit: 5, Offset: 40, Sources: []string{"whatsapp"}},
+			{Limit: 3, Sources: []string{"signal"}},
+		} {
+			if got, want := rankGot(t, s, q, o), rankWant(t, s, q, o); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: Search(%q, limit %d offset %d sources %v)\n got %.300v\nwant %.300v",
+					stage, q, o.Limit, o.Offset, o.Sources, got, want)
+			}
+		}
+	}
+}
+
+// TestSearchFromSourceSummaries: a one-word query limited to a rare source
+// gets exactly the K best of a pass over that source's rows (ties, every
+// source's rows counted, search pages equal to ORDER BY bm25) from the
+// summary of the word's rows in that source: right after optimize made
+// it, after a row of the source was rewritten and rows appended (read
+// whole); not while a session moved into the source or a row of it was
+// deleted (the source's ids are no longer those it was made from), nor
+// once the log was trimmed past it (the live upkeep refreshes the terms'
+// summaries alone); optimize makes it again; emptied summaries take it
+// with them.
+func TestSearchFromSourceSummaries(t *testing.T) {
+	sqlite.SetRankSummaryScale(t, 50, 8)
+	s := rankScaleStore(t)
+	// whatsapp (s3) in 2 % of those rows, then in a run of 600 (8 % in
+	// all: still rare), where its ranges are dense.
+	s.insertRows(t, "s3", 600, 1710000000, func(i int) string {
+		text := strings.Repeat("quebec ", 1+i%4) + strings.Repeat("romeo ", i%3) + strings.Repeat("tango ", i%17) + "sierra"
+		if i%5 == 0 {
+			text += " filler padding"
+		}
+		return text
+	})
+	// signal (s8): four rows far apart.
+	s.session("s8", "signal")
+	s.exec(t, `UPDATE messages SET session_id = 's8', content = 'quebec romeo ' || id WHERE id IN (100, 3000, 6000, 8999)`)
+	s.exec(t, `UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE session_id = sessions.id)`)
+	// s9, of cli: 40 rows, moved into whatsapp and back below.
+	s.session("s9", "cli")
+	for i := range 40 {
+		s.msg("s9", "user", strings.Repeat("quebec ", 1+i%3)+"romeo filler")
+	}
+	summarize := func() {
+		t.Helper()
+		if _, err := s.db.SummarizeTerms(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summarize()
+	sources := s.strings(t, "SELECT DISTINCT source FROM sessiondb_rank_sources ORDER BY source")
+	if !reflect.DeepEqual(sources, []string{"signal", "whatsapp"}) { // the others hold a third
+		t.Fatalf("source summaries of %v, want signal's and whatsapp's", sources)
+	}
+	queries := []string{"quebec", "romeo", "sierra", "filler", "padding"}
+	checkSourceSummaries(t, s, "fresh", queries, true, true)
+
+	s.exec(t, `UPDATE sessions SET source = 'whatsapp' WHERE id = 's9'`)
+	checkSourceSummaries(t, s, "a session moved in", queries, false, true)
+	s.exec(t, `UPDATE sessions SET source = 'cli' WHERE id = 's9'`)
+	checkSourceSummaries(t, s, "moved back", queries, true, true)
+
+	// A row of the source rewritten to rank first (logged: its range is
+	// read whole), rows appended past through.
+	s.exec(t, `UPDATE messages SET content = 'quebec quebec romeo' WHERE id = (SELECT MIN(id) FROM messages WHERE session_id = 's3')`)
+	for i := range 12 {
+		s.msg("s3", "user", strings.Repeat("romeo ", 1+i%2)+"quebec")
+	}
+	checkSourceSummaries(t, s, "rewritten, appended", queries, true, true)
+
+	s.exec(t, `DELETE FROM messages WHERE id = (SELECT MAX(id) FROM messages WHERE session_id = 's3' AND id < 9500)`)
+	checkSourceSummaries(t, s, "a row of it deleted", queries, false, true)
+	summarize()
+	checkSourceSummaries(t, s, "made again", queries, true, true)
+
+	s.exec(t, `UPDATE messages SET content = content || ' sierra' WHERE id = 10`)
+	if err := sqlite.RefreshTermSummaries(s.db); err != nil {
+		t.Fatal(err)
+	}
+	checkSourceSummaries(t, s, "log trimmed", queries, false, false)
+	summarize()
+	checkSourceSummaries(t, s, "made again after the trim", queries, true, true)
+
+	// doctor --full counts a source's ranges too (every source's rows).
+	if c := diagnoseFull(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckOK {
+		t.Errorf("doctor on sound summaries: %+v", c)
+	}
+	s.exec(t, `UPDATE sessiondb_rank_sources SET ranges = CAST(substr(ranges, 1, 8) || x'7f000000' || substr(ranges, 13) AS BLOB) WHERE term = 'quebec'`)
+	if c := diagnoseFull(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckFail || !strings.Contains(c.Detail, `"quebec" in source "whatsapp"`) {
+		t.Errorf("doctor on a source's wrong count: %+v", c)
+	}
+
+	if err := sqlite.ClearTermSummaries(s.db); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := s.raw.QueryRow("SELECT count(*) FROM sessiondb_rank_sources").Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d source summaries left with the terms' emptied (%v)", left, err)
+	}
+}
+
+// strings returns the one column of query's rows.
+func (s *sbStore) strings(t *testing.T, query string) []string {
+	t.Helper()
+	rows, err := s.raw.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// insertRows adds n user messages to session in one transaction, the i-th
+// with text(i) at ts+i, and sets the sessions' message counts.
+func (s *sbStore) insertRows(t *testing.T, session string, n int, ts float64, text func(i int) string) {
+	t.Helper()
+	tx, err := s.raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for i := range n {
+		if _, err := tx.Exec(`INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)`, session, text(i), ts+float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	s.exec(t, `UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE session_id = sessions.id)`)
 }

@@ -85,7 +85,7 @@ var recoverTables = []string{"system_prompts", "sessions", "messages", "session_
 // and runtime-only state that a restarted Hermes rebuilds.
 var recoverSkipTables = map[string]bool{"schema_version": true, "gateway_hygiene_state": true,
 	"conversation_generations": true, "gateway_heartbeats": true, "session_turn_leases": true,
-	"sessiondb_rank_terms": true, "sessiondb_rank_dirty": true} // summaries of the old index
+	"sessiondb_rank_terms": true, "sessiondb_rank_sources": true, "sessiondb_rank_dirty": true} // summaries of the old index
 
 // recoverSkipKeys are the generated state_meta keys the output mints or
 // derives itself.

@@ -717,9 +717,10 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 	args := []any{q}
 	// The function's arguments after the mode: the ids of a rare source's
 	// rows ('top'), the prefix whose terms q must still be in the
-	// statement's snapshot, and the query's own text, through which
-	// 'topall' reads its rows; NULL when not used.
-	allowed, prefixArg, queryArg := "NULL", "NULL", "NULL"
+	// statement's snapshot, the query's own text, through which 'topall'
+	// reads its rows, and the one source those ids are of, whose summaries
+	// may answer; NULL when not used.
+	allowed, prefixArg, queryArg, sourceArg := "NULL", "NULL", "NULL", "NULL"
 	if narrow {
 		// Numbered: these come before ?1 in the text, and the filters'
 		// plain ? after them take the following numbers.
@@ -729,6 +730,9 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 			args = append(args, v)
 		}
 		allowed = "sessiondb_source_ids(" + strings.Join(nums, ", ") + ")"
+		if len(nums) == 1 {
+			sourceArg = nums[0]
+		}
 	}
 	if prefix != "" {
 		args = append(args, prefix)
@@ -747,8 +751,8 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk)", s.o.Limit*rankSeekMicros)
 	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
 		page, seek, s.snippetWith(fn, table), table, table, table)
-	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s', %[4]s, %[5]s, %[6]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)",
-		table, k, mode, allowed, prefixArg, queryArg) +
+	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s', %[4]s, %[5]s, %[6]s, %[7]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)",
+		table, k, mode, allowed, prefixArg, queryArg, sourceArg) +
 		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, " + seek +
 		" FROM (SELECT id, place, ok, us, size, sk, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
 		" count(*) OVER () AS total, sum(ok) OVER () AS passed" +

@@ -217,6 +217,7 @@ typedef struct RankLens {
 #define RANK_LENS_TABLES 4   /* tables whose lengths a connection keeps */
 #define RANK_LENS_LOG 4096   /* logged changes forgotten one by one at most */
 #define RANK_LENS_FROM 3     /* the statement of a connection that keeps first */
+#define RANK_DIGESTS 4       /* sources' digests a connection keeps */
 
 /* After fts5cjk_rank_lens_load read-aheads on a table, a connection reads
 ** in every length up to through (rankLensLoad): a connection that serves
@@ -241,7 +242,20 @@ typedef struct RankConn {
   sqlite3_int64 through;   /* 0: no log runs, nothing is kept */
   sqlite3_int64 seen;
   RankLens aLens[RANK_LENS_TABLES];
+  /* the digests of sources' ids (rankConnDigest) in that data version */
+  struct RankDigest {
+    char *zSource;
+    sqlite3_int64 through, digest;
+  } aDigest[RANK_DIGESTS];
+  int iDigest;  /* the slot to fill next */
 } RankConn;
+
+/* rankConnDigestClear forgets the digests. */
+static void rankConnDigestClear(RankConn *c){
+  int i;
+  for(i = 0; i < RANK_DIGESTS; i++) sqlite3_free(c->aDigest[i].zSource);
+  memset(c->aDigest, 0, sizeof(c->aDigest));
+}
 
 /* rankConnClear forgets every kept length. */
 static void rankConnClear(RankConn *c){
@@ -260,6 +274,7 @@ static void rankConnFree(void *pArg){
   RankConn *c = (RankConn *)pArg;
   int i;
   rankConnClear(c);
+  rankConnDigestClear(c);
   for(i = 0; i < RANK_LENS_TABLES; i++) sqlite3_free(c->aLens[i].zTable);
   free(c);
 }
@@ -307,10 +322,12 @@ static int rankConnSync(RankConn *c, sqlite3 *db){
   if( c->nStmt < RANK_LENS_FROM && ++c->nStmt < RANK_LENS_FROM ) return 0;
   if( sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK ){
     rankConnClear(c);
+    rankConnDigestClear(c);
     c->bChecked = 0;
     return 0;
   }
   if( c->bChecked && v == c->iVersion ) return c->through > 0;
+  rankConnDigestClear(c);
   if( sqlite3_prepare_v2(db, "SELECT (SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = 'sessiondb_rank_through'),"
                          " (SELECT seq FROM sqlite_sequence WHERE name = 'sessiondb_rank_dirty'),"
                          " (SELECT schema_version FROM pragma_schema_version)", -1, &pStmt, 0) == SQLITE_OK
@@ -695,6 +712,63 @@ static void rankAllowFree(RankAllow *p){
   sqlite3_free(p->aBit);
 }
 
+/* rankMix scatters a rowid's bits (splitmix64's finalizer). */
+static unsigned long long rankMix(sqlite3_int64 v){
+  unsigned long long x = (unsigned long long)v;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* rankAllowDigest sums rankMix over the rowids of p at or below through
+** (modulo 2^64): a source's summary holds the digest of the source's
+** message ids it was made from, and is used only while they are the
+** same (a session moved to another source, a message deleted: another
+** digest). */
+static sqlite3_int64 rankAllowDigest(const RankAllow *p, sqlite3_int64 through){
+  unsigned long long d = 0;
+  sqlite3_int64 i;
+  if( p->aBit ){
+    for(i = 0; i < (p->nBit + 7) / 8 && p->lo + 8 * i <= through; i++){
+      unsigned int b = p->aBit[i];
+      while( b ){
+        sqlite3_int64 v = p->lo + 8 * i + __builtin_ctz(b);
+        if( v > through ) break;
+        d += rankMix(v);
+        b &= b - 1;
+      }
+    }
+  }else{
+    for(i = 0; i < p->n && p->a[i] <= through; i++) d += rankMix(p->a[i]);
+  }
+  return (sqlite3_int64)d;
+}
+
+/* rankConnDigest is rankAllowDigest(p, through), p the ids of source
+** zSource, kept on connection c (0: none) while its data version stays
+** the same (rankConnSync forgets them): the searches of a source compute
+** it once. */
+static sqlite3_int64 rankConnDigest(RankConn *c, const char *zSource, sqlite3_int64 through,
+                                    const RankAllow *p){
+  struct RankDigest *d;
+  sqlite3_int64 v;
+  char *z;
+  int i;
+  for(i = 0; c && i < RANK_DIGESTS; i++){
+    d = &c->aDigest[i];
+    if( d->zSource && d->through == through && strcmp(d->zSource, zSource) == 0 ) return d->digest;
+  }
+  v = rankAllowDigest(p, through);
+  if( c && (z = sqlite3_mprintf("%s", zSource)) != 0 ){
+    d = &c->aDigest[c->iDigest++ % RANK_DIGESTS];
+    sqlite3_free(d->zSource);
+    d->zSource = z;
+    d->through = through;
+    d->digest = v;
+  }
+  return v;
+}
+
 /* rankAllowBuild turns p's array of rowids (p->a, p->n, in any order) into
 ** a bitmap when they span fewer than 64 times their number (no more bytes
 ** than the array), else sorts it. */
@@ -1025,6 +1099,8 @@ static int rankAhead(RankData *p, RankAhead *a, int bOrderOnly){
 #define RANK_FEED "sessiondb_rank_feed"
 #define RANK_GIVE_UP 4       /* read more than 1/4 of the clean rows: one pass */
 #define RANK_PHRASE_MIN 800  /* ranges of a phrase's word summary at least (rankFromSummary) */
+#define RANK_SRC_SEEK 10     /* a source's range read costs this many ranges' seeks */
+#define RANK_SRC_SPAN 8      /* a source's range holds at most this many ranges' rows */
 
 struct RankRange {
   sqlite3_int64 hi;
@@ -1214,11 +1290,13 @@ typedef struct RankBuild {
   int n, nAlloc;
   sqlite3 *db;
   sqlite3_int64 nSeen;
+  const RankAllow *pAllow; /* only its rows are bounded; 0: every row */
+  int nIn;                 /* rows of pAllow in cur */
 } RankBuild;
 
 static int rankBuildPush(RankBuild *b){
   if( b->n + RANK_REC > b->nAlloc ){
-    int nNew = b->nAlloc ? b->nAlloc * 2 : 64 * RANK_REC;
+    int nNew = b->nAlloc * 2 + 64 * RANK_REC;
     unsigned char *aNew = (unsigned char *)sqlite3_realloc64(b->a, (unsigned long long)nNew);
     if( aNew == 0 ) return SQLITE_NOMEM;
     b->a = aNew;
@@ -1227,25 +1305,32 @@ static int rankBuildPush(RankBuild *b){
   rankRangeEncode(&b->cur, &b->a[b->n]);
   b->n += RANK_REC;
   memset(&b->cur, 0, sizeof(b->cur));
+  b->nIn = 0;
   return SQLITE_OK;
 }
 
-/* rankBuildCb adds a row of the term to the current range. */
+/* rankBuildCb adds a row of the term to the current range: to its count,
+** and to its frontier when it is one of pAllow's. */
 static int rankBuildCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pArg){
   RankBuild *b = (RankBuild *)pArg;
   Fts5PhraseIter it;
   int rc, iCol, iOff, f = 0, nTok = 0;
   if( ++b->nSeen % RANK_CHECK_EVERY == 0 && sqlite3_is_interrupted(b->db) ) return SQLITE_INTERRUPT;
-  rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
-  if( rc != SQLITE_OK ) return rc;
-  for(; iCol >= 0; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)) f++;
-  rc = pApi->xColumnSize(pFts, -1, &nTok);
-  if( rc != SQLITE_OK ) return rc;
-  if( f < 1 ) f = 1;
-  rankFrontAdd(&b->p, &b->cur, f, nTok);
   b->cur.n++;
   b->cur.hi = pApi->xRowid(pFts);
-  if( b->cur.n >= b->nPer ) return rankBuildPush(b);
+  if( b->pAllow == 0 || rankAllowHas(b->pAllow, b->cur.hi) ){
+    rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
+    if( rc != SQLITE_OK ) return rc;
+    for(; iCol >= 0; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)) f++;
+    rc = pApi->xColumnSize(pFts, -1, &nTok);
+    if( rc != SQLITE_OK ) return rc;
+    if( f < 1 ) f = 1;
+    rankFrontAdd(&b->p, &b->cur, f, nTok);
+    b->nIn++;
+  }
+  /* a source's range ends after R of its rows, or RANK_SRC_SPAN * R of
+  ** every source's: a search reads it whole */
+  if( b->nIn >= b->nPer || (b->pAllow && b->cur.n >= RANK_SRC_SPAN * b->nPer) ) return rankBuildPush(b);
   return SQLITE_OK;
 }
 
@@ -1253,20 +1338,29 @@ static int rankBuildCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
 ** first row of a query of one token, spans a text "lo,hi,lo,hi,..." of
 ** ascending disjoint rowid spans: the summary of the token's rows in each
 ** span, in ranges of R rows, a span's last one ending at its hi (nothing
-** for a span where no row has it). */
+** for a span where no row has it). With a sixth argument, a set of rowids
+** (sessiondb_source_ids: a source's summary), a range ends after R of
+** those rows or RANK_SRC_SPAN * R rows, its frontier bounds those only
+** (none: a range without them) and its n counts every row, and the blob
+** starts with their digest up to the last hi (rankAllowDigest, 8
+** bytes). */
 static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                        sqlite3_context *pCtx, int nPer, const char *zTable,
-                       const char *zSpans){
+                       const char *zSpans, sqlite3_value *pAllow){
   sqlite3 *db = sqlite3_context_db_handle(pCtx);
   sqlite3_stmt *pStmt = 0;
   RankBuild b;
   RankFeed f;
+  RankAllow allow;
   char *zQuery;
   sqlite3_int64 *aSpan = 0;
-  int rc, nSpan = 0, i, nTok = 0;
+  int rc, nSpan = 0, i, nTok = 0, nHead = pAllow ? 8 : 0;
   memset(&b, 0, sizeof(b));
+  memset(&allow, 0, sizeof(allow));
   b.nPer = nPer;
   b.db = db;
+  b.n = b.nAlloc = nHead;  /* the digest's room, filled last */
+  b.a = nHead ? (unsigned char *)sqlite3_malloc(nHead) : 0;
   {
     /* for the frontier's merges only (a heuristic): 1.0 if unknown */
     sqlite3_int64 nRow = 0, nToken = 0;
@@ -1279,6 +1373,11 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   f.xRow = rankBuildCb;
   f.pArg = &b;
   zQuery = rankPhraseQuery(pApi, pFts, &nTok, &rc);
+  if( rc == SQLITE_OK && nHead && b.a == 0 ) rc = SQLITE_NOMEM;
+  if( rc == SQLITE_OK && pAllow ){
+    rc = rankAllowMake(pAllow, &allow);
+    b.pAllow = &allow;
+  }
   if( rc == SQLITE_OK && nTok != 1 ) rc = SQLITE_MISMATCH; /* not one token */
   if( rc == SQLITE_OK && (nPer <= 0 || zTable == 0) ) rc = SQLITE_MISMATCH;
   if( rc == SQLITE_OK ) rc = zSpans ? rankParseAllowed(zSpans, 1, &aSpan, &nSpan) : SQLITE_MISMATCH;
@@ -1291,6 +1390,9 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     /* a span's last range ends at its hi, so that its ranges cover it */
     if( rc == SQLITE_OK && b.n > n0 ) rankPut(&b.a[b.n - RANK_REC], aSpan[i + 1], 8);
   }
+  if( rc == SQLITE_OK && nHead && nSpan > 0 ) rankPut(b.a, rankAllowDigest(&allow, aSpan[nSpan - 1]), 8);
+  if( rc == SQLITE_OK && nHead && nSpan == 0 ) rc = SQLITE_MISMATCH;  /* no through */
+  rankAllowFree(&allow);
   sqlite3_free(aSpan);
   sqlite3_finalize(pStmt);
   sqlite3_free(zQuery);
@@ -1382,8 +1484,12 @@ static double rankRangeG(const RankData *p, const RankRange *r){
 /* rankSummaryRead loads the term's summary and the rowids at or below its
 ** through that changed after it was made (dirty rows past its seen),
 ** ascending. *pbFound is 0 when there is no usable
-** summary: no such table or term, or too many dirty rows. */
-static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm, int *pbFound,
+** summary: no such table or term, or too many dirty rows. With zSource,
+** the summary of the term's rows in that source (sessiondb_rank_sources),
+** found while the log still holds every change since its seen, and
+** *piDigest the digest of the source's ids it was made from. */
+static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm,
+                           const char *zSource, sqlite3_int64 *piDigest, int *pbFound,
                            sqlite3_int64 *piThrough, unsigned char **pa, int *pn,
                            sqlite3_int64 **paDirty, int *pnDirty){
   sqlite3_stmt *pStmt = 0;
@@ -1396,10 +1502,15 @@ static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm, i
   *paDirty = 0;
   *pnDirty = 0;
   zSql = sqlite3_mprintf("SELECT through, ranges, seen, (SELECT count(*) FROM (SELECT 1 FROM sessiondb_rank_dirty"
-                         " WHERE seq > t.seen LIMIT %d)) FROM sessiondb_rank_terms AS t WHERE fts = ?2 AND term = ?1"
+                         " WHERE seq > t.seen LIMIT %d)), %s FROM %s AS t WHERE fts = ?2 AND term = ?1%s"
                          /* a backfill or a stale index: the index lacks rows */
                          " AND NOT EXISTS (SELECT 1 FROM state_meta WHERE key IN (?3, ?4))",
-                         RANK_MAX_DIRTY + 1);
+                         RANK_MAX_DIRTY + 1, zSource ? "digest" : "0",
+                         zSource ? "sessiondb_rank_sources" : "sessiondb_rank_terms",
+                         zSource ? " AND source = ?5 AND t.seen >= COALESCE((SELECT CAST(value AS INTEGER)"
+                                   " FROM state_meta WHERE key = 'sessiondb_rank_gone'), 0)"
+                                   " AND EXISTS (SELECT 1 FROM state_meta WHERE key = 'sessiondb_rank_through'"
+                                   " AND CAST(value AS INTEGER) >= t.through)" : "");
   if( zSql == 0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
   sqlite3_free(zSql);
@@ -1410,12 +1521,14 @@ static int rankSummaryRead(sqlite3 *db, const char *zTable, const char *zTerm, i
   bCJK = strcmp(zTable, "messages_fts_cjk") == 0;
   sqlite3_bind_text(pStmt, 3, bCJK ? "fts_cjk_rebuild_high_water" : "fts_rebuild_high_water", -1, 0);
   sqlite3_bind_text(pStmt, 4, bCJK ? "fts_cjk_stale" : "fts_stale", -1, 0);
+  if( zSource ) sqlite3_bind_text(pStmt, 5, zSource, -1, 0);
   rc = sqlite3_step(pStmt);
   if( rc == SQLITE_ROW && sqlite3_column_int64(pStmt, 3) <= RANK_MAX_DIRTY
       && sqlite3_column_bytes(pStmt, 1) % RANK_REC == 0 ){
     int n = sqlite3_column_bytes(pStmt, 1);
     *piThrough = sqlite3_column_int64(pStmt, 0);
     iSeen = sqlite3_column_int64(pStmt, 2);
+    if( zSource ) *piDigest = sqlite3_column_int64(pStmt, 4);
     *pa = (unsigned char *)sqlite3_malloc(n > 0 ? n : 1);
     if( *pa == 0 ){
       sqlite3_finalize(pStmt);
@@ -1456,7 +1569,7 @@ static int rankSummaryCount(sqlite3 *db, const char *zTable, const char *zTerm, 
   sqlite3_stmt *pCount = 0;
   int rc, nSum = 0, nDirty = 0, iDirty = 0, j, nR;
   *pbDone = 0;
-  rc = rankSummaryRead(db, zTable, zTerm, pbDone, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
+  rc = rankSummaryRead(db, zTable, zTerm, 0, 0, pbDone, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
   if( rc == SQLITE_OK && *pbDone ){
     char *zSql = sqlite3_mprintf("SELECT count(*) FROM \"%w\" WHERE \"%w\" MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
                                  zTable, zTable);
@@ -1566,14 +1679,20 @@ static char *rankSummaryTerm(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sq
 ** counted (rankData ranks them by g, rankAhead's bOrderOnly): every row
 ** of the phrase holds each of its tokens at least as often as the phrase,
 ** so the summary of one token bounds the phrase's rows in each range as
-** it bounds the token's. */
+** it bounds the token's.
+**
+** With zSource (a query of one token limited to that source, a->pAllow its
+** rows), the summary is that of the term in the source
+** (sessiondb_rank_sources; DESIGN.md, "Summaries of a rare source's
+** rows"): its frontiers bound the source's rows only, its counts are of
+** every row (bm25's IDF counts every source's rows). */
 static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                            RankData *p, RankAhead *a, const char *zTable,
-                           sqlite3 *db, int *pbUsed){
+                           const char *zSource, sqlite3 *db, int *pbUsed){
   char *zTerm = 0, *zQuery;
   unsigned char *aSum = 0;
   sqlite3_int64 *aDirty = 0, iThrough = 0, lo = -0x7fffffffffffffffLL - 1, nClean = 0, nCleanRead = 0, nRead;
-  sqlite3_int64 nRange = 0;
+  sqlite3_int64 nRange = 0, iDigest = 0, nBounded = 0;
   sqlite3_stmt *pFeed = 0;
   RankBound *aBound = 0;
   RankRange front;
@@ -1591,12 +1710,17 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   ** the pass). A run of CJK characters merges a doclist per bigram over
   ** longer rows, and gains from the summaries' least size up (数据库 at
   ** 1M, 数据's 343 ranges: 16 ms by the pass, 3 from the summary). */
-  if( nTok > 1 && fts5cjk_rank_range_rows > 0 && nRange < RANK_PHRASE_MIN && !bCJK ){
+  if( (nTok > 1 && fts5cjk_rank_range_rows > 0 && nRange < RANK_PHRASE_MIN && !bCJK) || (zSource && nTok != 1) ){
     sqlite3_free(zTerm);
     zTerm = 0;
   }
   if( rc == SQLITE_OK && zTerm ){
-    rc = rankSummaryRead(db, zTable, zTerm, &bFound, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
+    rc = rankSummaryRead(db, zTable, zTerm, zSource, &iDigest, &bFound, &iThrough, &aSum, &nSum, &aDirty, &nDirty);
+  }
+  /* a source's summary holds while its ids up to through are those it was
+  ** made from (a session moved to another source: another digest) */
+  if( rc == SQLITE_OK && bFound && zSource ){
+    bFound = iDigest == rankConnDigest(p->pConn, zSource, iThrough, a->pAllow);
   }
   if( rc == SQLITE_OK && bFound ) rc = rankFeedPrepare(db, zTable, &pFeed);
   if( rc == SQLITE_OK && bFound ){
@@ -1623,13 +1747,16 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     }
     if( bDirty ){
       rc = rankFeedRun(pFeed, &f, zQuery, lo, r.hi);
-    }else if( r.n > 0 ){
+    }else if( r.aMaxF[0] > 0 ){  /* a frontier: rows that may rank */
       aBound[nBound].g = rankRangeG(p, &r);
       aBound[nBound].lo = lo;
       aBound[nBound].hi = r.hi;
       aBound[nBound].iRange = i;
       nBound++;
       nClean += r.n;
+      nBounded += r.n;
+    }else{
+      nClean += r.n;  /* a source's range without its rows */
     }
     lo = r.hi + 1;
   }
@@ -1644,13 +1771,20 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     for(i = nBound / 2 - 1; i >= 0; i--) rankBoundSift(aBound, nBound, i);
     /* The ranges that will be read are about those whose bound reaches
     ** the K-th best bound: when the rows tie or nearly tie across many
-    ** ranges, one pass over all the rows costs less. */
-    if( nBound >= p->k ){
-      double bk = rankCut(rankBoundAt(aBound, nBound, &nHeap, p->k - 1)->g);
-      sqlite3_int64 nNeed = p->k;
-      while( nNeed < nBound && nNeed * fts5cjk_rank_range_rows <= nClean
+    ** ranges, one pass over all the rows costs less. A range of a source
+    ** holds every source's rows between its ends, and its ends lie far
+    ** apart: it costs its rows and RANK_SRC_SEEK times a range's seek (at
+    ** 1M, "thread" limited to discord, 40,676 rows: 20 ranges of 515 rows
+    ** in 2.2 ms, the pass 1.35 ms; "error", 271,964 rows: 27 ranges in
+    ** 1.5 ms, the pass 6.4 ms). */
+    sqlite3_int64 nPer = fts5cjk_rank_range_rows;
+    if( zSource && nBound > 0 ) nPer = nPer * RANK_SRC_SEEK + nBounded / nBound;
+    if( nBound >= p->k || (zSource && nBound > 0) ){
+      sqlite3_int64 nNeed = nBound < p->k ? nBound : p->k;
+      double bk = rankCut(rankBoundAt(aBound, nBound, &nHeap, (int)nNeed - 1)->g);
+      while( nNeed < nBound && nNeed * nPer <= nClean
              && rankBoundAt(aBound, nBound, &nHeap, (int)nNeed)->g >= bk ) nNeed++;
-      if( nNeed * fts5cjk_rank_range_rows > nClean ) nBound = -1;
+      if( nNeed * nPer > nClean ) nBound = -1;
     }
     /* A phrase holds a share of its token's rows, and its K-th best may
     ** lie far down the token's bounds (a rare phrase of frequent words).
@@ -1689,8 +1823,9 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
       a->pFront = 0;
     }
     if( getenv("SESSIONDB_RANK_STATS") ){
-      fprintf(stderr, "%s from the summary of %s: %d clean ranges, %d read, %lld rows read, %lld dirty/new, %lld hits\n",
-              zQuery, zTerm, nBound, nRangeRead, (long long)nCleanRead, (long long)nRead, (long long)a->nHit);
+      fprintf(stderr, "%s from the summary of %s%s%s: %d clean ranges, %d read, %lld rows read, %lld dirty/new, %lld hits\n",
+              zQuery, zTerm, zSource ? " in " : "", zSource ? zSource : "",
+              nBound, nRangeRead, (long long)nCleanRead, (long long)nRead, (long long)a->nHit);
     }
     if( nBound < 0 || (i < nBound && !(a->nTopG == p->k && b->g < a->cut)) ){
       rankAheadRestart(a, nFlush0);  /* gave up */
@@ -1909,7 +2044,7 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
       zTerm = rc == SQLITE_OK ? sqlite3_mprintf("%.*s", n, z ? z : "") : 0;
       if( rc == SQLITE_OK && zTerm == 0 ) rc = SQLITE_NOMEM;
       if( rc == SQLITE_OK ){
-        rc = rankSummaryRead(db, zTable, zTerm, &abSum[i], &aThrough[i], &aSum[i], &anSum[i],
+        rc = rankSummaryRead(db, zTable, zTerm, 0, 0, &abSum[i], &aThrough[i], &aSum[i], &anSum[i],
                              &aDirty[i], &anDirty[i]);
       }
       sqlite3_free(zTerm);
@@ -2321,10 +2456,12 @@ static int rankPrefixSame(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlit
 
 /* rankData returns the per-query state, creating it on the first row.
 ** With zPrefix, it reads nothing ahead unless the query's phrases are
-** still the terms of that prefix (rankPrefixSame). */
+** still the terms of that prefix (rankPrefixSame). zSource names the one
+** source pAllow's rows are of, when they are: its summaries may answer. */
 static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
                     const char *zTable, int eTop, sqlite3_value *pAllow,
-                    const char *zPrefix, const char *zQuery, sqlite3 *db, RankData **pp){
+                    const char *zPrefix, const char *zQuery, const char *zSource,
+                    sqlite3 *db, RankData **pp){
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
   sqlite3_int64 nRow = 0, nToken = 0;
   int i, rc = SQLITE_OK, nPhrase, nCol, bNotAll = 0, nSumCounted = 0;
@@ -2401,8 +2538,8 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
       if( a.aTopG == 0 ) rc = SQLITE_NOMEM;
     }
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
-    if( rc == SQLITE_OK && eTop == 1 && !bAllow && !a.bCountOnly ){
-      rc = rankFromSummary(pApi, pFts, p, &a, zTable, db, &p->bSummary);
+    if( rc == SQLITE_OK && ((eTop == 1 && !bAllow) || (bAllow && zSource)) && !a.bCountOnly ){
+      rc = rankFromSummary(pApi, pFts, p, &a, zTable, bAllow ? zSource : 0, db, &p->bSummary);
     }
     if( rc == SQLITE_OK && p->bSummary == 2 ){
       /* a phrase's rows from a summary, not counted: ordered by g */
@@ -2581,11 +2718,12 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     return;
   }
   if( zMode && strcmp(zMode, "ranges") == 0 ){
-    if( nVal != 4 || k64 <= 0 || k64 > 0x7fffffff ){
+    if( (nVal != 4 && nVal != 5) || k64 <= 0 || k64 > 0x7fffffff ){
       sqlite3_result_error_code(pCtx, SQLITE_MISMATCH);
       return;
     }
-    rankRanges(pApi, pFts, pCtx, (int)k64, zTable, (const char *)sqlite3_value_text(apVal[3]));
+    rankRanges(pApi, pFts, pCtx, (int)k64, zTable, (const char *)sqlite3_value_text(apVal[3]),
+               nVal == 5 ? apVal[4] : 0);
     return;
   }
   if( zMode && !bTop && strcmp(zMode, "place") != 0 ){
@@ -2599,6 +2737,7 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   rc = rankData(pApi, pFts, k, zTable, bTop ? (zMode[3] == 't' ? 1 : zMode[3] == 'o' ? 2 : zMode[3] == 'a' ? (zMode[4] == 'l' ? 5 : 3) : zMode[3] == 's' ? 4 : 0) : 0,
                 nVal > 3 ? apVal[3] : 0, nVal > 4 ? (const char *)sqlite3_value_text(apVal[4]) : 0,
                 nVal > 5 ? (const char *)sqlite3_value_text(apVal[5]) : 0,
+                nVal > 6 ? (const char *)sqlite3_value_text(apVal[6]) : 0,
                 sqlite3_context_db_handle(pCtx), &p);
   if( rc == SQLITE_OK && bTop ){
     rankTop(p, pCtx);

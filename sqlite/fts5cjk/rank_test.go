@@ -747,8 +747,8 @@ func summaryDB(t *testing.T) *sql.DB {
 			stmts = append(stmts, stmt)
 		}
 	}
-	if len(stmts) != 4 {
-		t.Fatalf("rank.sql: %d tables, want 2", len(stmts)-2)
+	if len(stmts) != 5 {
+		t.Fatalf("rank.sql: %d tables, want 3", len(stmts)-2)
 	}
 	for _, stmt := range stmts {
 		if _, err := db.Exec(stmt); err != nil {
@@ -818,14 +818,20 @@ func topTerm(t *testing.T, db *sql.DB, table, q string, k int) topResult {
 func topOf(t *testing.T, db *sql.DB, stmt string, args ...any) (topResult, error) {
 	t.Helper()
 	var x string
-	var res topResult
 	if err := db.QueryRow(stmt, args...).Scan(&x); err != nil {
-		return res, err
+		return topResult{}, err
 	}
+	return decodeTop(t, x), nil
+}
+
+// decodeTop decodes the JSON of a 'top' mode.
+func decodeTop(t *testing.T, x string) topResult {
+	t.Helper()
+	var res topResult
 	if err := json.Unmarshal([]byte(x), &res); err != nil {
 		t.Fatal(err)
 	}
-	return res, nil
+	return res
 }
 
 // bm25Order returns the rows of t matching q in the order of ORDER BY

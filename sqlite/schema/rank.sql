@@ -14,6 +14,21 @@ CREATE TABLE IF NOT EXISTS sessiondb_rank_terms (
     PRIMARY KEY (fts, term)
 );
 
+-- The summaries of a frequent term's rows in one rare source (DESIGN.md,
+-- "Summaries of a rare source's rows"): ranges of the source's rows only,
+-- digest that of the source's message ids up to through they were made
+-- from; through and seen as above.
+CREATE TABLE IF NOT EXISTS sessiondb_rank_sources (
+    fts TEXT NOT NULL,
+    term TEXT NOT NULL,
+    source TEXT NOT NULL,
+    through INTEGER NOT NULL,
+    seen INTEGER NOT NULL,
+    digest INTEGER NOT NULL,
+    ranges BLOB NOT NULL,
+    PRIMARY KEY (fts, term, source)
+);
+
 CREATE TABLE IF NOT EXISTS sessiondb_rank_dirty (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id INTEGER NOT NULL
