@@ -1283,7 +1283,8 @@ static char *rankPhraseQuery(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 
 /* RankBuild accumulates the ranges of a term's rows (rankBuildCb). */
 typedef struct RankBuild {
-  RankData p;         /* p.avgdl only: the file's average row length */
+  RankData p;         /* p.avgdl and p.pConn only: the file's average row length */
+  RankSizes sizes;    /* the rows' lengths, kept on the connection or looked up */
   int nPer;           /* rows per range */
   RankRange cur;
   unsigned char *a;   /* encoded ranges */
@@ -1322,7 +1323,7 @@ static int rankBuildCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
     rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
     if( rc != SQLITE_OK ) return rc;
     for(; iCol >= 0; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)) f++;
-    rc = pApi->xColumnSize(pFts, -1, &nTok);
+    rc = rankDocsize(&b->sizes, b->cur.hi, &nTok);
     if( rc != SQLITE_OK ) return rc;
     if( f < 1 ) f = 1;
     rankFrontAdd(&b->p, &b->cur, f, nTok);
@@ -1374,6 +1375,12 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   f.pArg = &b;
   zQuery = rankPhraseQuery(pApi, pFts, &nTok, &rc);
   if( rc == SQLITE_OK && nHead && b.a == 0 ) rc = SQLITE_NOMEM;
+  /* the lengths: kept on the connection as for a search (RankConn), so
+  ** that optimize, which makes a summary of each frequent term and each
+  ** rare source, reads them in once */
+  b.p.pConn = (RankConn *)pApi->xUserData(pFts);
+  if( !rankConnSync(b.p.pConn, db) ) b.p.pConn = 0;
+  if( rc == SQLITE_OK && zTable ) rc = rankSizesOpen(&b.sizes, &b.p, db, zTable);
   if( rc == SQLITE_OK && pAllow ){
     rc = rankAllowMake(pAllow, &allow);
     b.pAllow = &allow;
@@ -1393,6 +1400,7 @@ static void rankRanges(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   if( rc == SQLITE_OK && nHead && nSpan > 0 ) rankPut(b.a, rankAllowDigest(&allow, aSpan[nSpan - 1]), 8);
   if( rc == SQLITE_OK && nHead && nSpan == 0 ) rc = SQLITE_MISMATCH;  /* no through */
   rankAllowFree(&allow);
+  rankSizesClose(&b.sizes);
   sqlite3_free(aSpan);
   sqlite3_finalize(pStmt);
   sqlite3_free(zQuery);
