@@ -46,10 +46,11 @@ var (
 	rankRepairMax = 20000
 )
 
-// rankTables reports whether the file has the summaries' tables.
-func rankTables(ctx context.Context, q querier) (bool, error) {
+// hasTable reports whether the file has table name: the summaries' tables
+// (the sources' came after the terms': a file may have only those).
+func hasTable(ctx context.Context, q querier, name string) (bool, error) {
 	var n int
-	err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessiondb_rank_terms'").Scan(&n)
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", name).Scan(&n)
 	return n > 0, err
 }
 
@@ -506,14 +507,12 @@ func quoteTerm(t string) string {
 // the file has them, for an index about to be rebuilt: nothing in them
 // would hold for the new one.
 func clearRank(ctx context.Context, tx *sql.Tx, fts string) error {
-	if ok, err := rankTables(ctx, tx); err != nil || !ok {
+	if ok, err := hasTable(ctx, tx, "sessiondb_rank_terms"); err != nil || !ok {
 		return err
 	}
-	var sources int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessiondb_rank_sources'").Scan(&sources); err != nil {
+	if sources, err := hasTable(ctx, tx, "sessiondb_rank_sources"); err != nil {
 		return err
-	}
-	if sources > 0 {
+	} else if sources {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM sessiondb_rank_sources WHERE fts = ? OR ? = ''", fts, fts); err != nil {
 			return err
 		}
@@ -576,11 +575,11 @@ func rankCheck(ctx context.Context, db *sql.DB, full bool) (name, status, detail
 		source string
 	}
 	stmt := "SELECT fts, term, NULL, through, seen, ranges FROM sessiondb_rank_terms"
-	var sources int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sessiondb_rank_sources'").Scan(&sources); err != nil {
+	sources, err := hasTable(ctx, db, "sessiondb_rank_sources")
+	if err != nil {
 		return name, CheckFail, err.Error(), fix
 	}
-	if sources > 0 {
+	if sources {
 		stmt += " UNION ALL SELECT fts, term, source, through, seen, ranges FROM sessiondb_rank_sources" +
 			" WHERE seen >= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = '" + keyRankGone + "'), 0)"
 	}

@@ -1755,16 +1755,16 @@ static int rankFromSummary(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     }
     if( bDirty ){
       rc = rankFeedRun(pFeed, &f, zQuery, lo, r.hi);
-    }else if( r.aMaxF[0] > 0 ){  /* a frontier: rows that may rank */
-      aBound[nBound].g = rankRangeG(p, &r);
-      aBound[nBound].lo = lo;
-      aBound[nBound].hi = r.hi;
-      aBound[nBound].iRange = i;
-      nBound++;
-      nClean += r.n;
-      nBounded += r.n;
     }else{
-      nClean += r.n;  /* a source's range without its rows */
+      nClean += r.n;
+      if( r.aMaxF[0] > 0 ){  /* a frontier (none: a source's range without its rows) */
+        aBound[nBound].g = rankRangeG(p, &r);
+        aBound[nBound].lo = lo;
+        aBound[nBound].hi = r.hi;
+        aBound[nBound].iRange = i;
+        nBound++;
+        nBounded += r.n;
+      }
     }
     lo = r.hi + 1;
   }
