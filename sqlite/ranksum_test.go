@@ -520,15 +520,7 @@ func checkSourceSummaries(t *testing.T, s *sbStore, stage string, queries []stri
 func TestSearchFromSourceSummaries(t *testing.T) {
 	sqlite.SetRankSummaryScale(t, 50, 8)
 	s := rankScaleStore(t)
-	// whatsapp (s3) in 2 % of those rows, then in a run of 600 (8 % in
-	// all: still rare), where its ranges are dense.
-	s.insertRows(t, "s3", 600, 1710000000, func(i int) string {
-		text := strings.Repeat("quebec ", 1+i%4) + strings.Repeat("romeo ", i%3) + strings.Repeat("tango ", i%17) + "sierra"
-		if i%5 == 0 {
-			text += " filler padding"
-		}
-		return text
-	})
+	denseWhatsapp(t, s)
 	// signal (s8): four rows far apart.
 	s.session("s8", "signal")
 	s.exec(t, `UPDATE messages SET session_id = 's8', content = 'quebec romeo ' || id WHERE id IN (100, 3000, 6000, 8999)`)
@@ -636,4 +628,18 @@ func (s *sbStore) insertRows(t *testing.T, session string, n int, ts float64, te
 		t.Fatal(err)
 	}
 	s.exec(t, `UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE session_id = sessions.id)`)
+}
+
+// denseWhatsapp adds a run of 600 rows of whatsapp (s3) to rankScaleStore's
+// rows, where it held 2 % of them: 8 % in all, still rare, and its ranges
+// dense there.
+func denseWhatsapp(t *testing.T, s *sbStore) {
+	t.Helper()
+	s.insertRows(t, "s3", 600, 1710000000, func(i int) string {
+		text := strings.Repeat("quebec ", 1+i%4) + strings.Repeat("romeo ", i%3) + strings.Repeat("tango ", i%17) + "sierra"
+		if i%5 == 0 {
+			text += " filler padding"
+		}
+		return text
+	})
 }
