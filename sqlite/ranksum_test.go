@@ -567,11 +567,14 @@ func TestSearchFromSourceSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSourceSummaries(t, s, "log trimmed", queries, false, false)
+	if c := diagnose(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckOK || !strings.Contains(c.Detail, "summaries of rare sources no longer used") {
+		t.Errorf("doctor with the sources' summaries unused: %+v", c)
+	}
 	summarize()
 	checkSourceSummaries(t, s, "made again after the trim", queries, true, true)
 
 	// doctor --full counts a source's ranges too (every source's rows).
-	if c := diagnoseFull(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckOK {
+	if c := diagnoseFull(t, s.db.Path())["term summaries"]; c.Status != sqlite.CheckOK || strings.Contains(c.Detail, "no longer used") {
 		t.Errorf("doctor on sound summaries: %+v", c)
 	}
 	s.exec(t, `UPDATE sessiondb_rank_sources SET ranges = CAST(substr(ranges, 1, 8) || x'7f000000' || substr(ranges, 13) AS BLOB) WHERE term = 'quebec'`)
