@@ -138,16 +138,19 @@ func (db *DB) summarizeSources(ctx context.Context, terms []rankKey) error {
 	if err != nil {
 		return db.mapErr("read the sources", err)
 	}
-	want := map[string]bool{}
+	var summed []rankKey
 	for _, k := range terms {
-		if countOnly(k.fts, k.term) {
-			continue
+		if !countOnly(k.fts, k.term) {
+			summed = append(summed, k)
 		}
-		for _, src := range sources {
+	}
+	want := map[string]bool{}
+	for _, src := range sources {
+		for _, k := range summed {
 			want[k.fts+"\x00"+k.term+"\x00"+src] = true
-			if err := db.refreshSource(ctx, k, src); err != nil {
-				return db.mapErr("summarize "+k.String()+" in source "+strconv.Quote(src), err)
-			}
+		}
+		if err := db.refreshSource(ctx, summed, src); err != nil {
+			return db.mapErr("summarize terms in source "+strconv.Quote(src), err)
 		}
 	}
 	return db.writeTx(ctx, 0, "drop other source summaries", func(tx *sql.Tx) error {
@@ -167,66 +170,86 @@ func (db *DB) summarizeSources(ctx context.Context, terms []rankKey) error {
 	})
 }
 
-// refreshSource makes the summary of term k's rows in source src, in a read
-// snapshot, through the log's through and seeing its last change, and
-// writes it in a short transaction that checks the term's own summary did
-// not change meanwhile (emptied summaries stop the log: one made before
-// that is never written after it).
-func (db *DB) refreshSource(ctx context.Context, k rankKey, src string) error {
-	for attempt := 0; attempt < 3; attempt++ {
-		var term, next rankSummary
-		var digest int64
+// refreshSource makes the summaries of terms' rows in source src in one
+// read snapshot (the source's ids read once), through the log's through
+// and seeing its last change, and writes them in one short transaction,
+// each only if its term's own summary did not change meanwhile (emptied
+// summaries stop the log: one made before that is never written after
+// it); those are made again, twice at most.
+func (db *DB) refreshSource(ctx context.Context, terms []rankKey, src string) error {
+	type made struct {
+		k      rankKey
+		term   rankSummary // the term's own through and seen when made
+		digest int64
+		ranges []byte
+	}
+	for attempt := 0; attempt < 3 && len(terms) > 0; attempt++ {
+		var through, seen int64
+		var all []made
 		err := func() error {
 			tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 			if err != nil {
 				return err
 			}
 			defer tx.Rollback()
-			err = tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", k.fts, k.term).Scan(&term.through, &term.seen)
-			if err != nil {
-				return err
-			}
 			// seen: the log's last seq ever (it may be empty, trimmed past
 			// it), as a search asks the log to hold every change after it.
 			if err := tx.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'sessiondb_rank_dirty'), 0)"+
-				" FROM state_meta WHERE key = ?", keyRankThrough).Scan(&next.through, &next.seen); err != nil {
+				" FROM state_meta WHERE key = ?", keyRankThrough).Scan(&through, &seen); err != nil {
 				return err
 			}
-			var b []byte
-			err = tx.QueryRowContext(ctx, fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, ?, '%[1]s', 'ranges', ?, sessiondb_source_ids(?)) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", k.fts),
-				k.rangeRows(), fmt.Sprintf("%d,%d", int64(math.MinInt64), next.through), src, quoteTerm(k.term)).Scan(&b)
-			if err != nil {
-				return err
+			for _, k := range terms {
+				m := made{k: k}
+				err := tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", k.fts, k.term).Scan(&m.term.through, &m.term.seen)
+				var b []byte
+				if err == nil {
+					err = tx.QueryRowContext(ctx, fmt.Sprintf("SELECT sessiondb_bm25(%[1]s, ?, '%[1]s', 'ranges', ?, sessiondb_source_ids(?)) FROM %[1]s WHERE %[1]s MATCH ? LIMIT 1", k.fts),
+						k.rangeRows(), fmt.Sprintf("%d,%d", int64(math.MinInt64), through), src, quoteTerm(k.term)).Scan(&b)
+				}
+				if errors.Is(err, sql.ErrNoRows) {
+					continue // the term has no summary, or no row holds it
+				}
+				if err != nil {
+					return err
+				}
+				if len(b) < 8 || (len(b)-8)%rankRec != 0 {
+					return fmt.Errorf("%s: a source summary of %d bytes", k, len(b))
+				}
+				m.digest, m.ranges = int64(binary.LittleEndian.Uint64(b)), b[8:]
+				all = append(all, m)
 			}
-			if len(b) < 8 || (len(b)-8)%rankRec != 0 {
-				return fmt.Errorf("a source summary of %d bytes", len(b))
-			}
-			digest, next.ranges = int64(binary.LittleEndian.Uint64(b)), b[8:]
 			return nil
 		}()
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil // the term has no summary, or no row holds it
+			return nil // no log runs: no summaries
 		}
 		if err != nil {
 			return err
 		}
-		moved := false
-		err = db.writeTx(ctx, 0, "summarize "+k.String()+" in a source", func(tx *sql.Tx) error {
-			var now rankSummary
-			err := tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", k.fts, k.term).Scan(&now.through, &now.seen)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
+		var moved []rankKey
+		err = db.writeTx(ctx, 0, "summarize terms in source "+strconv.Quote(src), func(tx *sql.Tx) error {
+			moved = moved[:0]
+			for _, m := range all {
+				var now rankSummary
+				err := tx.QueryRowContext(ctx, "SELECT through, seen FROM sessiondb_rank_terms WHERE fts = ? AND term = ?", m.k.fts, m.k.term).Scan(&now.through, &now.seen)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				if err != nil || now.through != m.term.through || now.seen != m.term.seen {
+					moved = append(moved, m.k) // another process changed it
+					continue
+				}
+				if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO sessiondb_rank_sources (fts, term, source, through, seen, digest, ranges) VALUES (?, ?, ?, ?, ?, ?, ?)",
+					m.k.fts, m.k.term, src, through, seen, m.digest, m.ranges); err != nil {
+					return err
+				}
 			}
-			if moved = err != nil || now.through != term.through || now.seen != term.seen; moved {
-				return nil
-			}
-			_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO sessiondb_rank_sources (fts, term, source, through, seen, digest, ranges) VALUES (?, ?, ?, ?, ?, ?, ?)",
-				k.fts, k.term, src, next.through, next.seen, digest, next.ranges)
-			return err
+			return nil
 		})
-		if err != nil || !moved {
+		if err != nil {
 			return err
 		}
+		terms = moved
 	}
 	return nil
 }
