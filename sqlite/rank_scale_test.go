@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessiondb/sessiondb"
 	"github.com/sessiondb/sessiondb/sqlite"
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
 // rankScaleStore holds 9,000 messages shaped like a large history, small:
@@ -157,15 +158,22 @@ func TestSearchRankAtScaleShapes(t *testing.T) {
 		{Limit: 1},
 	}
 	compare := func(stage string) {
-		// Snippets come from one pass over the matches, or from looking
-		// the page's rows up in the index.
-		for _, seek := range []int{1 << 20, 0} {
-			defer sqlite.SetRankSeekMicros(sqlite.SetRankSeekMicros(seek))
+		// Snippets come from the instances the ranking kept, or, with
+		// none kept, from one pass over the matches or from looking the
+		// page's rows up in the index.
+		for _, c := range []struct {
+			inst bool
+			seek int
+		}{{true, 1 << 20}, {false, 1 << 20}, {false, 0}} {
+			if !c.inst {
+				defer fts5cjk.SetInstMax(fts5cjk.SetInstMax(0))
+			}
+			defer sqlite.SetRankSeekMicros(sqlite.SetRankSeekMicros(c.seek))
 			for _, q := range queries {
 				for _, o := range options {
 					if got, want := rankGot(t, s, q, o), rankWant(t, s, q, o); !reflect.DeepEqual(got, want) {
-						t.Errorf("%sseek cost %d: Search(%q, limit %d offset %d sources %v exclude %v)\n got %.300v\nwant %.300v",
-							stage, seek, q, o.Limit, o.Offset, o.Sources, o.ExcludeSources, got, want)
+						t.Errorf("%sinstances kept %v, seek cost %d: Search(%q, limit %d offset %d sources %v exclude %v)\n got %.300v\nwant %.300v",
+							stage, c.inst, c.seek, q, o.Limit, o.Offset, o.Sources, o.ExcludeSources, got, want)
 					}
 				}
 			}

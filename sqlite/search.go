@@ -746,20 +746,30 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		fn = "sessiondb_snippet_one" // the terms stand for one phrase
 	}
 	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
-	// From a term's range summary the function read few rows, so its
-	// time says nothing of a pass over all of them: seek ("seek").
-	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk)", s.o.Limit*rankSeekMicros)
-	snippet := fmt.Sprintf("CASE WHEN %s AND %s THEN (SELECT %s FROM %s WHERE %s MATCH ?1 AND %s.rowid = m.id) END",
-		page, seek, s.snippetWith(fn, table), table, table, table)
-	stmt := fmt.Sprintf("WITH r(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s', %[4]s, %[5]s, %[6]s, %[7]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1)",
-		table, k, mode, allowed, prefixArg, queryArg, sourceArg) +
+	// The function lists each kept row's instances of the phrase ("inst")
+	// for a one-phrase query: a page row's snippet is then made from them
+	// and the row's texts, with no lookup of the row in the index ("ins").
+	// Otherwise, from a term's range summary the function read few rows,
+	// so its time says nothing of a pass over all of them: seek ("seek").
+	ins := "0"
+	texts, ok := snippetTexts[table]
+	if ok && !s.db.legacy() && fn == "sessiondb_snippet" {
+		ins = "json_type(x, '$.inst') IS NOT NULL"
+	}
+	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk OR w.ins)", s.o.Limit*rankSeekMicros)
+	snippet := fmt.Sprintf("CASE WHEN %[1]s AND w.ins THEN (SELECT sessiondb_snippet_at(%[4]s, -1, '>>>', '<<<', '...', 40, json_extract(r.x, '$.inst[' || w.place || ']'), w.size, %[5]s) FROM %[4]s WHERE %[4]s.rowid = m.id)"+
+		" WHEN %[1]s AND %[2]s THEN (SELECT %[3]s FROM %[4]s WHERE %[4]s MATCH ?1 AND %[4]s.rowid = m.id) END",
+		page, seek, s.snippetWith(fn, table), table, texts)
+	stmt := fmt.Sprintf("WITH r0(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s', %[4]s, %[5]s, %[6]s, %[7]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1),"+
+		" r(x, ins) AS MATERIALIZED (SELECT x, %[8]s FROM r0)",
+		table, k, mode, allowed, prefixArg, queryArg, sourceArg, ins) +
 		" SELECT " + fmt.Sprintf(hitColumns, snippet) + ", " + page + ", w.total, w.passed, " + seek +
-		" FROM (SELECT id, place, ok, us, size, sk, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
+		" FROM (SELECT id, place, ok, us, size, sk, ins, sum(ok) OVER (ORDER BY place ROWS UNBOUNDED PRECEDING) AS n," +
 		" count(*) OVER () AS total, sum(ok) OVER () AS passed" +
-		" FROM (SELECT m.id, top.key AS place, json_extract(r.x, '$.us') AS us, json_extract(r.x, '$.size') AS size, json_extract(r.x, '$.seek') AS sk, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
+		" FROM (SELECT m.id, top.key AS place, json_extract(r.x, '$.us') AS us, json_extract(r.x, '$.size') AS size, json_extract(r.x, '$.seek') AS sk, r.ins, CASE WHEN " + strings.Join(where, " AND ") + " THEN 1 ELSE 0 END AS ok" +
 		" FROM r, json_each(r.x, '$.ids') AS top" +
 		" JOIN messages m ON m.id = top.value JOIN sessions s ON s.id = m.session_id)) AS w" +
-		" JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id" +
+		" CROSS JOIN r JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id" +
 		" WHERE (" + page + ") OR w.place = 0 ORDER BY w.place"
 	rows, err := runSearch(ctx, s.db.read, stmt, append(args, fargs...)...)
 	if err != nil {

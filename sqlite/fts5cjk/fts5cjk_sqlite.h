@@ -103,6 +103,7 @@ void sqlite3_str_appendf(sqlite3_str *p, const char *zFormat, ...);
 void sqlite3_str_appendall(sqlite3_str *p, const char *z);
 void sqlite3_str_appendchar(sqlite3_str *p, int n, char c);
 int sqlite3_str_errcode(sqlite3_str *p);
+int sqlite3_str_length(sqlite3_str *p);
 const void *sqlite3_column_blob(sqlite3_stmt *pStmt, int iCol);
 int sqlite3_column_bytes(sqlite3_stmt *pStmt, int iCol);
 int sqlite3_blob_open(sqlite3 *db, const char *zDb, const char *zTable,

@@ -124,6 +124,7 @@ typedef struct RankRow {
     int nMinLen;  /* while bounded: the length its positions prove */
     int iPlace;   /* once kept: its place in rank order, from 0 */
   } u;
+  int iInst;      /* where its nFreq instances start in the read-ahead's aInst */
 } RankRow;
 
 typedef struct RankData {
@@ -146,6 +147,7 @@ typedef struct RankData {
   sqlite3_int64 nReadUs; /* microseconds the read-ahead took */
   int bSummary;   /* the rows came from the term's range summary */
   struct RankConn *pConn; /* its kept lengths, when this statement may use them */
+  int *aInst;     /* read ahead for 'top': each kept row's instances, else 0 */
 } RankData;
 
 static double rankScore(const RankData *p, double D);
@@ -154,6 +156,7 @@ static void rankKeep(RankData *p, double score);
 static void rankDataFree(void *pData){
   RankData *p = (RankData *)pData;
   sqlite3_free(p->aRow);
+  sqlite3_free(p->aInst);
   sqlite3_free(p);
 }
 
@@ -522,7 +525,18 @@ typedef struct RankAhead {
   ** best are kept */
   int bTiesCut;
   const struct RankAllow *pAllow; /* only rows in it can be kept; 0: any */
+  /* With bInst, the (column, offset) of each stored row's instances of the
+  ** phrase, in the order FTS5 gives them (RankRow.iInst), so that a page's
+  ** snippets need no lookup of its rows in the index (rankTop); more than
+  ** fts5cjk_rank_inst_max ints turn it off. */
+  int bInst;
+  int *aInst;
+  int nInst, nInstAlloc;
 } RankAhead;
+
+/* ints of instances a read-ahead keeps at most (16 MB); a variable so that
+** tests can turn the keeping off */
+int fts5cjk_rank_inst_max = 1 << 22;
 
 /* rows buffered before the first threshold pass, and at least between two;
 ** a variable so that tests can make the passes frequent */
@@ -919,11 +933,40 @@ static void rankAheadRestart(RankAhead *a, int nFlush){
   a->nTopG = 0;
   a->nFlush = nFlush;
   a->bCountOnly = 0;
+  a->nInst = 0;
+}
+
+/* rankInstKeep appends the current row's nFreq instances of the phrase to
+** a->aInst, or turns bInst off past fts5cjk_rank_inst_max. */
+static int rankInstKeep(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankAhead *a, int nFreq){
+  Fts5PhraseIter it;
+  int rc, iCol, iOff, n = a->nInst;
+  if( n + 2 * nFreq > a->nInstAlloc ){
+    int m = a->nInstAlloc ? a->nInstAlloc * 2 : 1024;
+    int *aNew;
+    while( m < n + 2 * nFreq ) m *= 2;
+    if( m > fts5cjk_rank_inst_max ){
+      a->bInst = 0;
+      return SQLITE_OK;
+    }
+    aNew = (int *)sqlite3_realloc64(a->aInst, (unsigned long long)m * sizeof(int));
+    if( aNew == 0 ) return SQLITE_NOMEM;
+    a->aInst = aNew;
+    a->nInstAlloc = m;
+  }
+  rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
+  for(; rc == SQLITE_OK && iCol >= 0 && n < a->nInst + 2 * nFreq; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)){
+    a->aInst[n++] = iCol;
+    a->aInst[n++] = iOff;
+  }
+  if( rc == SQLITE_OK && n != a->nInst + 2 * nFreq ) rc = SQLITE_CORRUPT;
+  a->nInst = n;
+  return rc;
 }
 
 /* rankAheadCb records a row of the phrase that can still be among the K
-** best: its rowid, how often the phrase occurs, and the length its
-** positions prove. */
+** best: its rowid, how often the phrase occurs, the length its positions
+** prove, and (bInst) its instances. */
 static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                        void *pUserData){
   RankAhead *a = (RankAhead *)pUserData;
@@ -970,11 +1013,16 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     a->aRow = aNew;
     a->nAlloc = n;
   }
+  if( a->bInst ){
+    rc = rankInstKeep(pApi, pFts, a, nFreq);
+    if( rc != SQLITE_OK ) return rc;
+  }
   a->aRow[a->nRow].iRowid = pApi->xRowid(pFts);
   a->aRow[a->nRow].nFreq = nFreq;
   a->aRow[a->nRow].nTok = -1;
   a->aRow[a->nRow].u.nMinLen = nMinLen;
   a->aRow[a->nRow].score = g;
+  a->aRow[a->nRow].iInst = a->nInst - 2 * nFreq;
   a->nRow++;
   if( a->nRow >= a->nFlush ) return rankFlush(a);
   return SQLITE_OK;
@@ -1070,6 +1118,10 @@ static int rankAhead(RankData *p, RankAhead *a, int bOrderOnly){
   p->nRow = n;
   p->bAhead = 1;
   a->aRow = 0;
+  if( a->bInst ){
+    p->aInst = a->aInst;
+    a->aInst = 0;
+  }
   return SQLITE_OK;
 }
 
@@ -2467,7 +2519,7 @@ static int rankPrefixSame(const Fts5ExtensionApi *pApi, Fts5Context *pFts, sqlit
 ** still the terms of that prefix (rankPrefixSame). zSource names the one
 ** source pAllow's rows are of, when they are: its summaries may answer. */
 static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
-                    const char *zTable, int eTop, sqlite3_value *pAllow,
+                    const char *zTable, int eTop, int bInst, sqlite3_value *pAllow,
                     const char *zPrefix, const char *zQuery, const char *zSource,
                     sqlite3 *db, RankData **pp){
   RankData *p = (RankData *)pApi->xGetAuxdata(pFts, 0);
@@ -2540,6 +2592,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     a.bCountOnly = !(zTable && nPhrase == 1 && k > 0);
     a.nFlush = nFlush0;
     if( bAllow ) a.pAllow = &allow;
+    a.bInst = bInst && !a.bCountOnly;
     if( !a.bCountOnly ){
       rc = rankSizesOpen(&a.sizes, p, db, zTable);
       a.aTopG = (double *)sqlite3_realloc64(0, (unsigned long long)k * sizeof(double));
@@ -2596,6 +2649,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     rankSizesClose(&a.sizes);
     sqlite3_free(a.aTopG);
     sqlite3_free(a.aRow);
+    sqlite3_free(a.aInst);
   }
   if( rc == SQLITE_OK && eTop == 5 && !bNotAll && nSumCounted > 0 && nPhrase > 1 && zTable && zQuery && !bAllow && k > 0 ){
     rc = rankAll(p, zTable, zQuery, db);
@@ -2674,35 +2728,54 @@ static int rankRowValue(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 /* rankTop returns the rows read ahead as a JSON object: "hits", how many
 ** rows the phrase has, "size", its tokens, "us", the microseconds reading
 ** its rows took (a caller's estimate of what another pass over them costs),
-** and "ids", the rowids of the rows kept, in rank order. It fails with SQLITE_RANGE when the rows were not read ahead (not
-** one phrase, no table name, K out of range, too many rows). */
+** "ids", the rowids of the rows kept, in rank order, and, when the
+** read-ahead kept them, "inst": for each of those rows the column and
+** offset of each instance of the phrase, "c o c o ...", in FTS5's order
+** (what sessiondb_snippet_at takes). It fails with SQLITE_RANGE when the
+** rows were not read ahead (not one phrase, no table name, K out of range,
+** too many rows). */
 static void rankTop(const RankData *p, sqlite3_context *pCtx){
-  sqlite3_int64 *aId;
-  char *z;
-  size_t n = 0;
-  int i;
+  const RankRow **aRank;
+  sqlite3_str *pStr;
+  int i, j;
   if( !p->bAhead ){
     sqlite3_result_error_code(pCtx, SQLITE_RANGE);
     return;
   }
-  /* a rowid takes at most 20 characters and a comma */
-  aId = (sqlite3_int64 *)sqlite3_realloc64(0, (unsigned long long)(p->nRow + 2) * (sizeof(sqlite3_int64) + 21) + 32);
-  if( aId == 0 ){
+  aRank = (const RankRow **)sqlite3_malloc64((unsigned long long)(p->nRow + 1) * sizeof(RankRow *));
+  if( aRank == 0 ){
     sqlite3_result_error_code(pCtx, SQLITE_NOMEM);
     return;
   }
-  z = (char *)&aId[p->nRow + 1];
-  for(i = 0; i < p->nRow; i++) aId[p->aRow[i].u.iPlace] = p->aRow[i].iRowid;
-  n += (size_t)sprintf(z, "{\"hits\":%lld,\"size\":%d,\"us\":%lld,\"seek\":%d,\"ids\":[",
-                       (long long)p->nHit, p->aSize[0], (long long)p->nReadUs, p->bSummary != 0);
+  for(i = 0; i < p->nRow; i++) aRank[p->aRow[i].u.iPlace] = &p->aRow[i];
+  pStr = sqlite3_str_new(0);
+  sqlite3_str_appendf(pStr, "{\"hits\":%lld,\"size\":%d,\"us\":%lld,\"seek\":%d,\"ids\":[",
+                      (long long)p->nHit, p->aSize[0], (long long)p->nReadUs, p->bSummary != 0);
   for(i = 0; i < p->nRow; i++){
-    n += (size_t)sprintf(&z[n], i ? ",%lld" : "%lld", (long long)aId[i]);
+    sqlite3_str_appendf(pStr, i ? ",%lld" : "%lld", (long long)aRank[i]->iRowid);
   }
-  z[n++] = ']';
-  z[n++] = '}';
-  z[n] = 0;
-  sqlite3_result_text(pCtx, z, (int)n, (void (*)(void *))-1); /* SQLITE_TRANSIENT */
-  sqlite3_free(aId);
+  sqlite3_str_appendchar(pStr, 1, ']');
+  if( p->aInst ){
+    sqlite3_str_appendall(pStr, ",\"inst\":[");
+    for(i = 0; i < p->nRow; i++){
+      const int *a = &p->aInst[aRank[i]->iInst];
+      sqlite3_str_appendall(pStr, i ? ",\"" : "\"");
+      for(j = 0; j < 2 * aRank[i]->nFreq; j++){
+        sqlite3_str_appendf(pStr, j ? " %d" : "%d", a[j]);
+      }
+      sqlite3_str_appendchar(pStr, 1, '"');
+    }
+    sqlite3_str_appendchar(pStr, 1, ']');
+  }
+  sqlite3_str_appendchar(pStr, 1, '}');
+  sqlite3_free(aRank);
+  if( sqlite3_str_errcode(pStr) != SQLITE_OK ){
+    sqlite3_result_error_code(pCtx, sqlite3_str_errcode(pStr));
+    sqlite3_free(sqlite3_str_finish(pStr));
+    return;
+  }
+  i = sqlite3_str_length(pStr);
+  sqlite3_result_text(pCtx, sqlite3_str_finish(pStr), i, sqlite3_free);
 }
 
 static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
@@ -2743,6 +2816,7 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     return;
   }
   rc = rankData(pApi, pFts, k, zTable, bTop ? (zMode[3] == 't' ? 1 : zMode[3] == 'o' ? 2 : zMode[3] == 'a' ? (zMode[4] == 'l' ? 5 : 3) : zMode[3] == 's' ? 4 : 0) : 0,
+                bTop && (zMode[3] == 0 || zMode[3] == 't'),
                 nVal > 3 ? apVal[3] : 0, nVal > 4 ? (const char *)sqlite3_value_text(apVal[4]) : 0,
                 nVal > 5 ? (const char *)sqlite3_value_text(apVal[5]) : 0,
                 nVal > 6 ? (const char *)sqlite3_value_text(apVal[6]) : 0,

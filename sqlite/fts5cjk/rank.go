@@ -8,6 +8,7 @@ extern long long fts5cjk_rank_lens_kept;
 extern int fts5cjk_rank_lens_load;
 extern long long fts5cjk_rank_lens_max;
 extern long long fts5cjk_rank_src_kept;
+extern int fts5cjk_rank_inst_max;
 */
 import "C"
 
@@ -28,6 +29,16 @@ func setRankFlushMin(n int) int {
 func SetRangeReadCost(rows int) int {
 	old := int(C.fts5cjk_rank_range_rows)
 	C.fts5cjk_rank_range_rows = C.int(rows)
+	return old
+}
+
+// SetInstMax sets how many ints of phrase instances a read-ahead of
+// sessiondb_bm25's 'top' keeps at most for the page's snippets (rank.c),
+// and returns the previous value. With 0 it keeps none: the JSON has no
+// "inst", and callers look the page's rows up. Not safe while a query runs.
+func SetInstMax(n int) int {
+	old := int(C.fts5cjk_rank_inst_max)
+	C.fts5cjk_rank_inst_max = C.int(n)
 	return old
 }
 

@@ -302,10 +302,56 @@ static const char *snipText(sqlite3_value *v){
   return z ? z : "";
 }
 
+static int snipOne = 1;
+static int snipAt = 2;
+
+/* snipInstAt reads sessiondb_snippet_at's instances: "c o c o ...", the
+** column and offset of each instance of a phrase of nSize tokens, into
+** *paInst (nInst of them). Anything else is SQLITE_MISMATCH. */
+static int snipInstAt(const char *z, sqlite3_int64 nSize, int nCol, SnipInst **paInst, int *pnInst){
+  int n = 0, nAlloc = 0, v[2], iv = 0;
+  SnipInst *a = 0;
+  if( z == 0 || nSize < 1 || nSize > 0x7fffffff ) return SQLITE_MISMATCH;
+  while( *z ){
+    sqlite3_int64 x = 0;
+    if( *z == ' ' && iv + n > 0 ){ z++; continue; }
+    if( *z < '0' || *z > '9' ) break;
+    while( *z >= '0' && *z <= '9' && x <= 0x7fffffff ) x = x * 10 + (*z++ - '0');
+    if( x > 0x7fffffff || (iv == 0 && x >= nCol) ) break;
+    v[iv++] = (int)x;
+    if( iv < 2 ) continue;
+    if( n == nAlloc ){
+      SnipInst *aNew;
+      nAlloc = nAlloc ? nAlloc * 2 : 16;
+      aNew = (SnipInst *)sqlite3_realloc64(a, (unsigned long long)nAlloc * sizeof(SnipInst));
+      if( aNew == 0 ){
+        sqlite3_free(a);
+        return SQLITE_NOMEM;
+      }
+      a = aNew;
+    }
+    a[n].iPhrase = 0;
+    a[n].iCol = v[0];
+    a[n].iOff = v[1];
+    a[n].nSize = (int)nSize;
+    n++;
+    iv = 0;
+  }
+  if( *z || iv || n == 0 ){
+    sqlite3_free(a);
+    return SQLITE_MISMATCH;
+  }
+  *paInst = a;
+  *pnInst = n;
+  return SQLITE_OK;
+}
+
 static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                             sqlite3_context *pCtx, int nVal,
                             sqlite3_value **apVal){
-  int nCol = pApi->xColumnCount(pFts), nPhrase = pApi->xPhraseCount(pFts);
+  int bAt = pApi->xUserData(pFts) == &snipAt;
+  int nArg = bAt ? 7 : 5;  /* the arguments before the texts */
+  int nCol = pApi->xColumnCount(pFts), nPhrase = bAt ? 1 : pApi->xPhraseCount(pFts);
   int iCol, nToken, nInst = 0, i, rc, bSorted = 1;
   int iBestCol, iBestStart = 0, nBestScore = 0;
   const char *zOpen, *zClose, *zEllips;
@@ -316,7 +362,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   sqlite3_int64 iCol64, nToken64;
 
   memset(&out, 0, sizeof(out));
-  if( nVal != 5 && nVal != 5 + nCol ){
+  if( nVal != nArg + nCol && (bAt || nVal != 5) ){
     sqlite3_result_error_code(pCtx, SQLITE_ERROR);
     return;
   }
@@ -329,27 +375,34 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   nToken = nToken64 < 0 ? 0 : (nToken64 > 64 ? 64 : (int)nToken64);
   iBestCol = iCol >= 0 ? iCol : 0;
 
-  rc = pApi->xInstCount(pFts, &nInst);
+  if( bAt ){
+    rc = snipInstAt((const char *)sqlite3_value_text(apVal[5]), sqlite3_value_int64(apVal[6]), nCol, &aInst, &nInst);
+  }else{
+    rc = pApi->xInstCount(pFts, &nInst);
+    if( rc == SQLITE_OK ){
+      aInst = (SnipInst *)sqlite3_malloc((int)sizeof(SnipInst) * (nInst + 1));
+      if( aInst == 0 ) rc = SQLITE_NOMEM;
+    }
+  }
   if( rc == SQLITE_OK ){
-    aInst = (SnipInst *)sqlite3_malloc((int)sizeof(SnipInst) * (nInst + 1));
     aCol = (SnipCol *)sqlite3_malloc((int)sizeof(SnipCol) * (nCol + 1));
     aSeen = (unsigned char *)sqlite3_malloc(nPhrase + 1);
-    if( aInst == 0 || aCol == 0 || aSeen == 0 ) rc = SQLITE_NOMEM;
+    if( aCol == 0 || aSeen == 0 ) rc = SQLITE_NOMEM;
   }
   if( rc == SQLITE_OK ){
     memset(aCol, 0, sizeof(SnipCol) * (size_t)(nCol + 1));
     for(i = 0; i < nCol; i++) aCol[i].db = sqlite3_context_db_handle(pCtx);
-    for(i = 0; nVal > 5 && i < nCol; i++){
-      aCol[i].zDoc = (const char *)sqlite3_value_text(apVal[5 + i]);
-      aCol[i].nDoc = sqlite3_value_bytes(apVal[5 + i]);
+    for(i = 0; nVal > nArg && i < nCol; i++){
+      aCol[i].zDoc = (const char *)sqlite3_value_text(apVal[nArg + i]);
+      aCol[i].nDoc = sqlite3_value_bytes(apVal[nArg + i]);
       aCol[i].bRead = 1;
     }
   }
   for(i = 0; rc == SQLITE_OK && i < nInst; i++){
     SnipInst *x = &aInst[i];
-    rc = pApi->xInst(pFts, i, &x->iPhrase, &x->iCol, &x->iOff);
-    if( rc == SQLITE_OK ) x->nSize = pApi->xPhraseSize(pFts, x->iPhrase);
-    if( pApi->xUserData(pFts) ) x->iPhrase = 0;  /* sessiondb_snippet_one */
+    if( !bAt ) rc = pApi->xInst(pFts, i, &x->iPhrase, &x->iCol, &x->iOff);
+    if( rc == SQLITE_OK && !bAt ) x->nSize = pApi->xPhraseSize(pFts, x->iPhrase);
+    if( pApi->xUserData(pFts) == &snipOne ) x->iPhrase = 0;
     if( i > 0 && (x[-1].iCol > x->iCol || (x[-1].iCol == x->iCol && x[-1].iOff > x->iOff)) ){
       bSorted = 0;  /* FTS5 gives them in position order; never assumed */
     }
@@ -456,11 +509,18 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
 /* sessiondb_snippet_one(...) is sessiondb_snippet(...) for a query whose
 ** phrases stand for one: the terms of a prefix, ORed (rank.c's 'topsum').
 ** Every instance counts as the first phrase's, so a fragment scores as it
-** would for the prefix itself (1000 for its first instance of any term). */
-static int snipOne = 1;
-
+** would for the prefix itself (1000 for its first instance of any term).
+**
+** sessiondb_snippet_at(tbl, iCol, zOpen, zClose, zEllipsis, nToken, zInst,
+** nSize, text0, text1, ...) is sessiondb_snippet(...) of a row of a
+** one-phrase query whose instances are given, as sessiondb_bm25's 'top'
+** lists them ("c o c o ...", the phrase nSize tokens long), with the row's
+** texts: the row needs no lookup in the index, so a query of the table by
+** rowid alone serves (a page of ranked rows, each instance read while
+** ranking). */
 int fts5cjk_register_snippet(fts5_api *pApi){
   int rc = pApi->xCreateFunction(pApi, "sessiondb_snippet", 0, snippetFunction, 0);
   if( rc == SQLITE_OK ) rc = pApi->xCreateFunction(pApi, "sessiondb_snippet_one", &snipOne, snippetFunction, 0);
+  if( rc == SQLITE_OK ) rc = pApi->xCreateFunction(pApi, "sessiondb_snippet_at", &snipAt, snippetFunction, 0);
   return rc;
 }
