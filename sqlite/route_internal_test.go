@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb"
+	"github.com/sessiondb/sessiondb/sqlite/fts5cjk"
 )
 
 // TestSearchPlans checks with EXPLAIN QUERY PLAN which statements a search
@@ -101,25 +102,28 @@ func TestSearchOneStatement(t *testing.T) {
 		texts = append(texts, "needle"+strings.Repeat(" hay", i))
 	}
 	db := searchDB(t, texts...)
-	defer SetRankSeekMicros(SetRankSeekMicros(1 << 20)) // snippets from a pass over the matches
+	defer SetRankSeekMicros(SetRankSeekMicros(1 << 20)) // without instances, snippets from a pass over the matches
 	statements := 0
 	searchHook = func(querier, string, []any) { statements++ }
 	defer func() { searchHook = nil }()
 	search := func(o sessiondb.SearchOptions, wantStatements int) {
 		t.Helper()
-		statements = 0
-		hits, err := db.Search(ctx, "needle", o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(hits) != o.Limit || statements != wantStatements {
-			t.Errorf("limit %d offset %d: %d hits from %d statements, want %d from %d", o.Limit, o.Offset, len(hits), statements, o.Limit, wantStatements)
-		}
-		for _, h := range hits {
-			if h.Snippet == nil || !strings.Contains(*h.Snippet, ">>>needle<<<") {
-				t.Errorf("limit %d offset %d: hit %d has snippet %v", o.Limit, o.Offset, h.ID, h.Snippet)
+		withAndWithoutInstances(wantStatements, func(keep bool, want int) {
+			t.Helper()
+			statements = 0
+			hits, err := db.Search(ctx, "needle", o)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			if len(hits) != o.Limit || statements != want {
+				t.Errorf("limit %d offset %d, instances kept %v: %d hits from %d statements, want %d from %d", o.Limit, o.Offset, keep, len(hits), statements, o.Limit, want)
+			}
+			for _, h := range hits {
+				if h.Snippet == nil || !strings.Contains(*h.Snippet, ">>>needle<<<") {
+					t.Errorf("limit %d offset %d: hit %d has snippet %v", o.Limit, o.Offset, h.ID, h.Snippet)
+				}
+			}
+		})
 	}
 	search(sessiondb.SearchOptions{Limit: 5}, 2)
 	search(sessiondb.SearchOptions{Limit: 5, Offset: 3}, 2)
@@ -136,6 +140,16 @@ func TestSearchOneStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	search(sessiondb.SearchOptions{Limit: 5}, 3)
+}
+
+// withAndWithoutInstances runs search twice: with the ranking keeping the
+// instances of its rows, whose page then gets its snippets in the ranking's
+// statement (want - 1 statements), and keeping none, when one statement
+// more makes them (want; TestSearchOneStatement sets that to a pass).
+func withAndWithoutInstances(want int, search func(keep bool, want int)) {
+	search(true, want-1)
+	defer fts5cjk.SetInstMax(fts5cjk.SetInstMax(0))
+	search(false, want)
 }
 
 // TestSearchNotOneStatement: "A NOT B" is ranked as A alone, without the
@@ -156,25 +170,28 @@ func TestSearchNotOneStatement(t *testing.T) {
 		texts = append(texts, text)
 	}
 	db := searchDB(t, texts...)
-	defer SetRankSeekMicros(SetRankSeekMicros(1 << 20)) // snippets from a pass over the matches
+	defer SetRankSeekMicros(SetRankSeekMicros(1 << 20)) // without instances, snippets from a pass over the matches
 	statements := 0
 	searchHook = func(querier, string, []any) { statements++ }
 	defer func() { searchHook = nil }()
 	search := func(q string, o sessiondb.SearchOptions, wantStatements int) {
 		t.Helper()
-		statements = 0
-		hits, err := db.Search(ctx, q, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(hits) != o.Limit || statements != wantStatements {
-			t.Errorf("%q limit %d: %d hits from %d statements, want %d from %d", q, o.Limit, len(hits), statements, o.Limit, wantStatements)
-		}
-		for _, h := range hits {
-			if h.Snippet == nil || !strings.Contains(*h.Snippet, ">>>needle<<<") || strings.Contains(*h.Snippet, "straw") {
-				t.Errorf("%q: hit %d has snippet %v", q, h.ID, h.Snippet)
+		withAndWithoutInstances(wantStatements, func(keep bool, want int) {
+			t.Helper()
+			statements = 0
+			hits, err := db.Search(ctx, q, o)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			if len(hits) != o.Limit || statements != want {
+				t.Errorf("%q limit %d, instances kept %v: %d hits from %d statements, want %d from %d", q, o.Limit, keep, len(hits), statements, o.Limit, want)
+			}
+			for _, h := range hits {
+				if h.Snippet == nil || !strings.Contains(*h.Snippet, ">>>needle<<<") || strings.Contains(*h.Snippet, "straw") {
+					t.Errorf("%q: hit %d has snippet %v", q, h.ID, h.Snippet)
+				}
+			}
+		})
 	}
 	search("needle NOT straw", sessiondb.SearchOptions{Limit: 5}, 2)
 	search(`"needle" NOT "straw"`, sessiondb.SearchOptions{Limit: 5, Offset: 4}, 2)
