@@ -746,20 +746,18 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		fn = "sessiondb_snippet_one" // the terms stand for one phrase
 	}
 	page := fmt.Sprintf("w.ok AND w.n > %d AND w.n <= %d", s.o.Offset, s.o.Offset+s.o.Limit)
-	// The function lists each kept row's instances of the phrases
-	// ("inst", but for 'topall'): a page row's snippet is then made from
-	// them and the row's texts, with no lookup of the row in the index
-	// ("ins"; for 'topsum' every instance is the first phrase's, as
-	// sessiondb_snippet_one counts them). Otherwise, from a term's range
-	// summary the function read few rows, so its time says nothing of a
-	// pass over all of them: seek ("seek").
+	// The function lists each kept row's instances of the phrase ("inst")
+	// for a one-phrase query: a page row's snippet is then made from them
+	// and the row's texts, with no lookup of the row in the index ("ins").
+	// Otherwise, from a term's range summary the function read few rows,
+	// so its time says nothing of a pass over all of them: seek ("seek").
 	ins := "0"
 	texts, ok := snippetTexts[table]
-	if ok && !s.db.legacy() {
+	if ok && !s.db.legacy() && fn == "sessiondb_snippet" {
 		ins = "json_type(x, '$.inst') IS NOT NULL"
 	}
 	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk OR w.ins)", s.o.Limit*rankSeekMicros)
-	snippet := fmt.Sprintf("CASE WHEN %[1]s AND w.ins THEN (SELECT sessiondb_snippet_at(%[4]s, -1, '>>>', '<<<', '...', 40, json_extract(r.x, '$.inst[' || w.place || ']'), json_extract(r.x, '$.sizes'), %[5]s) FROM %[4]s WHERE %[4]s.rowid = m.id)"+
+	snippet := fmt.Sprintf("CASE WHEN %[1]s AND w.ins THEN (SELECT sessiondb_snippet_at(%[4]s, -1, '>>>', '<<<', '...', 40, json_extract(r.x, '$.inst[' || w.place || ']'), w.size, %[5]s) FROM %[4]s WHERE %[4]s.rowid = m.id)"+
 		" WHEN %[1]s AND %[2]s THEN (SELECT %[3]s FROM %[4]s WHERE %[4]s MATCH ?1 AND %[4]s.rowid = m.id) END",
 		page, seek, s.snippetWith(fn, table), table, texts)
 	stmt := fmt.Sprintf("WITH r0(x) AS MATERIALIZED (SELECT sessiondb_bm25(%[1]s, %[2]d, '%[1]s', '%[3]s', %[4]s, %[5]s, %[6]s, %[7]s) FROM %[1]s WHERE %[1]s MATCH ?1 LIMIT 1),"+

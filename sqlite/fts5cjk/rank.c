@@ -124,18 +124,8 @@ typedef struct RankRow {
     int nMinLen;  /* while bounded: the length its positions prove */
     int iPlace;   /* once kept: its place in rank order, from 0 */
   } u;
-  int iInst, nInst; /* its instances: (phrase, column, offset) at aInst[iInst] */
+  int iInst;      /* where its nFreq instances start in the read-ahead's aInst */
 } RankRow;
-
-/* RankInst keeps, while rows are read, the (phrase, column, offset) of
-** each instance of the rows kept, in FTS5's xInst order, so that a page's
-** snippets need no lookup of its rows in the index (rankTop,
-** sessiondb_snippet_at); more than fts5cjk_rank_inst_max ints turn it off. */
-typedef struct RankInst {
-  int bOn;
-  int *a;
-  int n, nAlloc;
-} RankInst;
 
 typedef struct RankData {
   int nPhrase, nCol;
@@ -157,8 +147,7 @@ typedef struct RankData {
   sqlite3_int64 nReadUs; /* microseconds the read-ahead took */
   int bSummary;   /* the rows came from the term's range summary */
   struct RankConn *pConn; /* its kept lengths, when this statement may use them */
-  int *aInst;     /* 'top' modes: the kept rows' instances (RankInst), else 0 */
-  int nInstPhrase; /* phrases the instances are of */
+  int *aInst;     /* read ahead for 'top': each kept row's instances, else 0 */
 } RankData;
 
 static double rankScore(const RankData *p, double D);
@@ -536,7 +525,13 @@ typedef struct RankAhead {
   ** best are kept */
   int bTiesCut;
   const struct RankAllow *pAllow; /* only rows in it can be kept; 0: any */
-  RankInst inst;  /* the instances of the rows stored */
+  /* With bInst, the (column, offset) of each stored row's instances of the
+  ** phrase, in the order FTS5 gives them (RankRow.iInst), so that a page's
+  ** snippets need no lookup of its rows in the index (rankTop); more than
+  ** fts5cjk_rank_inst_max ints turn it off. */
+  int bInst;
+  int *aInst;
+  int nInst, nInstAlloc;
 } RankAhead;
 
 /* ints of instances a read-ahead keeps at most (16 MB); a variable so that
@@ -938,43 +933,40 @@ static void rankAheadRestart(RankAhead *a, int nFlush){
   a->nTopG = 0;
   a->nFlush = nFlush;
   a->bCountOnly = 0;
-  a->inst.n = 0;
+  a->nInst = 0;
 }
 
-/* rankInstKeep appends the current row's instances to b (each counted as
-** phrase iAs when iAs >= 0), at *piInst, *pnInst of them; or turns b off
-** past fts5cjk_rank_inst_max. */
-static int rankInstKeep(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankInst *b, int iAs,
-                        int *piInst, int *pnInst){
-  int rc, i, nInst = 0, n = b->n;
-  rc = pApi->xInstCount(pFts, &nInst);
-  if( rc != SQLITE_OK ) return rc;
-  if( n + 3 * nInst > b->nAlloc ){
-    int m = b->nAlloc ? b->nAlloc * 2 : 1536;
+/* rankInstKeep appends the current row's nFreq instances of the phrase to
+** a->aInst, or turns bInst off past fts5cjk_rank_inst_max. */
+static int rankInstKeep(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankAhead *a, int nFreq){
+  Fts5PhraseIter it;
+  int rc, iCol, iOff, n = a->nInst;
+  if( n + 2 * nFreq > a->nInstAlloc ){
+    int m = a->nInstAlloc ? a->nInstAlloc * 2 : 1024;
     int *aNew;
-    while( m < n + 3 * nInst ) m *= 2;
+    while( m < n + 2 * nFreq ) m *= 2;
     if( m > fts5cjk_rank_inst_max ){
-      b->bOn = 0;
+      a->bInst = 0;
       return SQLITE_OK;
     }
-    aNew = (int *)sqlite3_realloc64(b->a, (unsigned long long)m * sizeof(int));
+    aNew = (int *)sqlite3_realloc64(a->aInst, (unsigned long long)m * sizeof(int));
     if( aNew == 0 ) return SQLITE_NOMEM;
-    b->a = aNew;
-    b->nAlloc = m;
+    a->aInst = aNew;
+    a->nInstAlloc = m;
   }
-  for(i = 0; rc == SQLITE_OK && i < nInst; i++, n += 3){
-    rc = pApi->xInst(pFts, i, &b->a[n], &b->a[n + 1], &b->a[n + 2]);
-    if( iAs >= 0 ) b->a[n] = iAs;
+  rc = pApi->xPhraseFirst(pFts, 0, &it, &iCol, &iOff);
+  for(; rc == SQLITE_OK && iCol >= 0 && n < a->nInst + 2 * nFreq; pApi->xPhraseNext(pFts, &it, &iCol, &iOff)){
+    a->aInst[n++] = iCol;
+    a->aInst[n++] = iOff;
   }
-  *piInst = b->n;
-  *pnInst = nInst;
-  b->n = n;
+  if( rc == SQLITE_OK && n != a->nInst + 2 * nFreq ) rc = SQLITE_CORRUPT;
+  a->nInst = n;
   return rc;
 }
 
 /* rankAheadCb records a row of the phrase that can still be among the K
 ** best: its rowid, how often the phrase occurs, the length its positions
-** prove, and (inst.bOn) its instances. */
+** prove, and (bInst) its instances. */
 static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                        void *pUserData){
   RankAhead *a = (RankAhead *)pUserData;
@@ -1021,8 +1013,8 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     a->aRow = aNew;
     a->nAlloc = n;
   }
-  if( a->inst.bOn ){
-    rc = rankInstKeep(pApi, pFts, &a->inst, 0, &a->aRow[a->nRow].iInst, &a->aRow[a->nRow].nInst);
+  if( a->bInst ){
+    rc = rankInstKeep(pApi, pFts, a, nFreq);
     if( rc != SQLITE_OK ) return rc;
   }
   a->aRow[a->nRow].iRowid = pApi->xRowid(pFts);
@@ -1030,6 +1022,7 @@ static int rankAheadCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   a->aRow[a->nRow].nTok = -1;
   a->aRow[a->nRow].u.nMinLen = nMinLen;
   a->aRow[a->nRow].score = g;
+  a->aRow[a->nRow].iInst = a->nInst - 2 * nFreq;
   a->nRow++;
   if( a->nRow >= a->nFlush ) return rankFlush(a);
   return SQLITE_OK;
@@ -1125,10 +1118,9 @@ static int rankAhead(RankData *p, RankAhead *a, int bOrderOnly){
   p->nRow = n;
   p->bAhead = 1;
   a->aRow = 0;
-  if( a->inst.bOn ){
-    p->aInst = a->inst.a;
-    p->nInstPhrase = 1;
-    a->inst.a = 0;
+  if( a->bInst ){
+    p->aInst = a->aInst;
+    a->aInst = 0;
   }
   return SQLITE_OK;
 }
@@ -1954,7 +1946,6 @@ typedef struct RankOrRow {
   int nTok;      /* -1 until looked up */
   int nMinLen;   /* the length its positions prove */
   int aF[2];
-  int iInst, nInst; /* its instances (RankOr's inst) */
 } RankOrRow;
 
 /* RankOrUnit is a clean range of a phrase's summary, [lo, hi], or for A
@@ -1982,7 +1973,6 @@ typedef struct RankOr {
   RankOrRow *aRow;  /* a max-heap by score once bBuffer is 0 */
   int nRow, nAlloc;
   sqlite3_int64 nSeen;
-  RankInst inst;    /* the instances of the rows kept (bSum: all phrase 0) */
 } RankOr;
 
 RANK_SIFT(rankOrSift, RankOrRow, RANK_BY_SCORE)
@@ -2046,10 +2036,6 @@ static int rankOrRowCb(const Fts5ExtensionApi *pApi, Fts5Context *pFts, void *pA
     o->aRow = aNew;
     o->nAlloc = m;
   }
-  if( o->inst.bOn ){
-    rc = rankInstKeep(pApi, pFts, &o->inst, o->bSum ? 0 : o->iTerm, &r.iInst, &r.nInst);
-    if( rc != SQLITE_OK ) return rc;
-  }
   o->aRow[o->nRow] = r;
   if( !o->bBuffer ){
     int j = o->nRow;  /* sift up */
@@ -2078,7 +2064,7 @@ static void rankOrHeap(RankData *p, RankOr *o){
 ** usable summary, or when reading range by range would cost more than a
 ** pass over every row: nothing is ranked then. */
 static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
-                  const char *zTable, sqlite3 *db, int bAnd, int bSum, int bInst, int *pbDone){
+                  const char *zTable, sqlite3 *db, int bAnd, int bSum, int *pbDone){
   const sqlite3_int64 iMax = 0x7fffffffffffffffLL, iMin = -iMax - 1;
   unsigned char *aSum[RANK_SUM_MAX] = {0};
   sqlite3_int64 *aDirty[RANK_SUM_MAX] = {0}, aThrough[RANK_SUM_MAX] = {0}, nRowTable = 0, nClean = 0;
@@ -2105,7 +2091,6 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
   o.db = db;
   o.bAnd = bAnd;
   o.bSum = bSum;
-  o.inst.bOn = bInst;
   for(i = 0; rc == SQLITE_OK && i < nTerm; i++){
     p->aSize[i] = pApi->xPhraseSize(pFts, i);
     if( bSum && p->aSize[i] != 1 ) goto done;  /* a prefix's terms are tokens */
@@ -2322,8 +2307,6 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
       aOut[nOut].iRowid = r.iRowid;
       aOut[nOut].score = r.score;
       aOut[nOut].nTok = r.nTok;
-      aOut[nOut].iInst = r.iInst;
-      aOut[nOut].nInst = r.nInst;
       nOut++;
     }else{
       RankOrUnit u = aUnit[0];
@@ -2341,7 +2324,7 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
         ** and few score near their spans' bounds): read those instead,
         ** from the start */
         bSpans = 0;
-        nUnit = nOut = o.nRow = p->nTop = o.inst.n = 0;
+        nUnit = nOut = o.nRow = p->nTop = 0;
         o.iTerm = -1;
         o.bBuffer = 1;
         rc = rankFeedRun(pFeed, &f, zBoth, iMin, iMax);
@@ -2379,11 +2362,6 @@ static int rankOr(const Fts5ExtensionApi *pApi, Fts5Context *pFts, RankData *p,
     p->nHit = -1;
     p->bSummary = 1;
     aOut = 0;
-    if( o.inst.bOn ){
-      p->aInst = o.inst.a;
-      p->nInstPhrase = bSum ? 1 : 2;
-      o.inst.a = 0;
-    }
     *pbDone = 1;
   }
 done:
@@ -2401,7 +2379,6 @@ done:
   sqlite3_free(aOut);
   sqlite3_free(o.aRow);
   sqlite3_free(o.aBoth);
-  sqlite3_free(o.inst.a);
   return rc;
 }
 
@@ -2603,7 +2580,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     /* A OR B, A AND B: ranked from summaries, or not read ahead at all
     ** ('top' then fails with SQLITE_RANGE, and the caller sorts) */
     int bDone = 0;
-    if( !bAllow && k > 0 ) rc = rankOr(pApi, pFts, p, zTable, db, eTop == 3, eTop == 4, bInst, &bDone);
+    if( !bAllow && k > 0 ) rc = rankOr(pApi, pFts, p, zTable, db, eTop == 3, eTop == 4, &bDone);
     nPhrase = 0;
   }
   for(i = 0; rc == SQLITE_OK && i < nPhrase; i++){
@@ -2615,7 +2592,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     a.bCountOnly = !(zTable && nPhrase == 1 && k > 0);
     a.nFlush = nFlush0;
     if( bAllow ) a.pAllow = &allow;
-    a.inst.bOn = bInst && !a.bCountOnly;
+    a.bInst = bInst && !a.bCountOnly;
     if( !a.bCountOnly ){
       rc = rankSizesOpen(&a.sizes, p, db, zTable);
       a.aTopG = (double *)sqlite3_realloc64(0, (unsigned long long)k * sizeof(double));
@@ -2672,7 +2649,7 @@ static int rankData(const Fts5ExtensionApi *pApi, Fts5Context *pFts, int k,
     rankSizesClose(&a.sizes);
     sqlite3_free(a.aTopG);
     sqlite3_free(a.aRow);
-    sqlite3_free(a.inst.a);
+    sqlite3_free(a.aInst);
   }
   if( rc == SQLITE_OK && eTop == 5 && !bNotAll && nSumCounted > 0 && nPhrase > 1 && zTable && zQuery && !bAllow && k > 0 ){
     rc = rankAll(p, zTable, zQuery, db);
@@ -2779,21 +2756,12 @@ static void rankTop(const RankData *p, sqlite3_context *pCtx){
   }
   sqlite3_str_appendchar(pStr, 1, ']');
   if( p->aInst ){
-    int g;
-    sqlite3_str_appendall(pStr, ",\"sizes\":\"");
-    for(g = 0; g < p->nInstPhrase; g++) sqlite3_str_appendf(pStr, g ? " %d" : "%d", p->aSize[g]);
-    sqlite3_str_appendall(pStr, "\",\"inst\":[");
+    sqlite3_str_appendall(pStr, ",\"inst\":[");
     for(i = 0; i < p->nRow; i++){
       const int *a = &p->aInst[aRank[i]->iInst];
       sqlite3_str_appendall(pStr, i ? ",\"" : "\"");
-      for(g = 0; g < p->nInstPhrase; g++){
-        int bFirst = 1;
-        if( g ) sqlite3_str_appendchar(pStr, 1, ';');
-        for(j = 0; j < aRank[i]->nInst; j++){
-          if( a[3 * j] != g ) continue;
-          sqlite3_str_appendf(pStr, bFirst ? "%d %d" : " %d %d", a[3 * j + 1], a[3 * j + 2]);
-          bFirst = 0;
-        }
+      for(j = 0; j < 2 * aRank[i]->nFreq; j++){
+        sqlite3_str_appendf(pStr, j ? " %d" : "%d", a[j]);
       }
       sqlite3_str_appendchar(pStr, 1, '"');
     }
@@ -2848,7 +2816,7 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
     return;
   }
   rc = rankData(pApi, pFts, k, zTable, bTop ? (zMode[3] == 't' ? 1 : zMode[3] == 'o' ? 2 : zMode[3] == 'a' ? (zMode[4] == 'l' ? 5 : 3) : zMode[3] == 's' ? 4 : 0) : 0,
-                bTop && strcmp(zMode, "topall") != 0,
+                bTop && (zMode[3] == 0 || zMode[3] == 't'),
                 nVal > 3 ? apVal[3] : 0, nVal > 4 ? (const char *)sqlite3_value_text(apVal[4]) : 0,
                 nVal > 5 ? (const char *)sqlite3_value_text(apVal[5]) : 0,
                 nVal > 6 ? (const char *)sqlite3_value_text(apVal[6]) : 0,

@@ -304,55 +304,22 @@ static const char *snipText(sqlite3_value *v){
 
 static int snipOne = 1;
 static int snipAt = 2;
-#define SNIP_AT_PHRASES 16  /* phrases sessiondb_snippet_at takes at most */
 
-/* snipInt reads a decimal integer of at most 0x7fffffff at *pz, or fails. */
-static int snipInt(const char **pz, int *pv){
-  const char *z = *pz;
-  sqlite3_int64 x = 0;
-  if( *z < '0' || *z > '9' ) return 0;
-  while( *z >= '0' && *z <= '9' && x <= 0x7fffffff ) x = x * 10 + (*z++ - '0');
-  if( x > 0x7fffffff ) return 0;
-  *pz = z;
-  *pv = (int)x;
-  return 1;
-}
-
-static int snipInstCmp(const void *pA, const void *pB){
-  const SnipInst *a = (const SnipInst *)pA, *b = (const SnipInst *)pB;
-  if( a->iCol != b->iCol ) return a->iCol < b->iCol ? -1 : 1;
-  if( a->iOff != b->iOff ) return a->iOff < b->iOff ? -1 : 1;
-  return (a->iPhrase > b->iPhrase) - (a->iPhrase < b->iPhrase);
-}
-
-/* snipInstAt reads sessiondb_snippet_at's instances, zInst: for each
-** phrase, in order and separated by ';', the column and offset of each of
-** its instances ("c o c o;c o"), and zSizes, each phrase's tokens ("2 1"),
-** into *paInst, *pnInst of them in xInst's order (by column, offset, then
-** phrase), and *pnPhrase. Anything else is SQLITE_MISMATCH. */
-static int snipInstAt(const char *zInst, const char *zSizes, int nCol,
-                      SnipInst **paInst, int *pnInst, int *pnPhrase){
-  int aSize[SNIP_AT_PHRASES], nPhrase = 0, iPhrase = 0, n = 0, nAlloc = 0;
-  const char *z = zSizes;
+/* snipInstAt reads sessiondb_snippet_at's instances: "c o c o ...", the
+** column and offset of each instance of a phrase of nSize tokens, into
+** *paInst (nInst of them). Anything else is SQLITE_MISMATCH. */
+static int snipInstAt(const char *z, sqlite3_int64 nSize, int nCol, SnipInst **paInst, int *pnInst){
+  int n = 0, nAlloc = 0, v[2], iv = 0;
   SnipInst *a = 0;
-  if( zInst == 0 || zSizes == 0 ) return SQLITE_MISMATCH;
-  for(;;){
-    if( nPhrase == SNIP_AT_PHRASES || !snipInt(&z, &aSize[nPhrase]) || aSize[nPhrase] < 1 ){
-      return SQLITE_MISMATCH;
-    }
-    nPhrase++;
-    if( *z == 0 ) break;
-    if( *z++ != ' ' ) return SQLITE_MISMATCH;
-  }
-  for(z = zInst; *z; ){
-    int iCol, iOff;
-    if( *z == ';' ){
-      if( ++iPhrase >= nPhrase ) goto mismatch;
-      z++;
-      continue;
-    }
-    if( z > zInst && z[-1] != ';' && *z++ != ' ' ) goto mismatch;  /* between two pairs */
-    if( !snipInt(&z, &iCol) || iCol >= nCol || *z++ != ' ' || !snipInt(&z, &iOff) ) goto mismatch;
+  if( z == 0 || nSize < 1 || nSize > 0x7fffffff ) return SQLITE_MISMATCH;
+  while( *z ){
+    sqlite3_int64 x = 0;
+    if( *z == ' ' && iv + n > 0 ){ z++; continue; }
+    if( *z < '0' || *z > '9' ) break;
+    while( *z >= '0' && *z <= '9' && x <= 0x7fffffff ) x = x * 10 + (*z++ - '0');
+    if( x > 0x7fffffff || (iv == 0 && x >= nCol) ) break;
+    v[iv++] = (int)x;
+    if( iv < 2 ) continue;
     if( n == nAlloc ){
       SnipInst *aNew;
       nAlloc = nAlloc ? nAlloc * 2 : 16;
@@ -363,21 +330,20 @@ static int snipInstAt(const char *zInst, const char *zSizes, int nCol,
       }
       a = aNew;
     }
-    a[n].iPhrase = iPhrase;
-    a[n].iCol = iCol;
-    a[n].iOff = iOff;
-    a[n].nSize = aSize[iPhrase];
+    a[n].iPhrase = 0;
+    a[n].iCol = v[0];
+    a[n].iOff = v[1];
+    a[n].nSize = (int)nSize;
     n++;
+    iv = 0;
   }
-  if( n == 0 ) goto mismatch;
-  qsort(a, (size_t)n, sizeof(SnipInst), snipInstCmp);
+  if( *z || iv || n == 0 ){
+    sqlite3_free(a);
+    return SQLITE_MISMATCH;
+  }
   *paInst = a;
   *pnInst = n;
-  *pnPhrase = nPhrase;
   return SQLITE_OK;
-mismatch:
-  sqlite3_free(a);
-  return SQLITE_MISMATCH;
 }
 
 static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
@@ -385,7 +351,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
                             sqlite3_value **apVal){
   int bAt = pApi->xUserData(pFts) == &snipAt;
   int nArg = bAt ? 7 : 5;  /* the arguments before the texts */
-  int nCol = pApi->xColumnCount(pFts), nPhrase = bAt ? 0 : pApi->xPhraseCount(pFts);
+  int nCol = pApi->xColumnCount(pFts), nPhrase = bAt ? 1 : pApi->xPhraseCount(pFts);
   int iCol, nToken, nInst = 0, i, rc, bSorted = 1;
   int iBestCol, iBestStart = 0, nBestScore = 0;
   const char *zOpen, *zClose, *zEllips;
@@ -410,8 +376,7 @@ static void snippetFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   iBestCol = iCol >= 0 ? iCol : 0;
 
   if( bAt ){
-    rc = snipInstAt((const char *)sqlite3_value_text(apVal[5]), (const char *)sqlite3_value_text(apVal[6]),
-                    nCol, &aInst, &nInst, &nPhrase);
+    rc = snipInstAt((const char *)sqlite3_value_text(apVal[5]), sqlite3_value_int64(apVal[6]), nCol, &aInst, &nInst);
   }else{
     rc = pApi->xInstCount(pFts, &nInst);
     if( rc == SQLITE_OK ){
