@@ -295,10 +295,17 @@ func (s *searcher) snippetSQL(table string) string { return s.snippetWith("sessi
 // sessiondb_snippet_one (a query whose phrases stand for one).
 func (s *searcher) snippetWith(fn, table string) string {
 	texts := ""
-	if t, ok := snippetTexts[table]; ok && !s.db.legacy() {
+	if t, ok := s.rowTexts(table); ok {
 		texts = ", " + t
 	}
 	return fn + "(" + table + ", -1, '>>>', '<<<', '...', 40" + texts + ")"
+}
+
+// rowTexts is table's snippetTexts, when the file's layout has them (not
+// the legacy one, whose indexes keep their own text).
+func (s *searcher) rowTexts(table string) (string, bool) {
+	t, ok := snippetTexts[table]
+	return t, ok && !s.db.legacy()
 }
 
 // matchSQL selects the hit columns of the rows of table matching q, with
@@ -752,8 +759,8 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 	// Otherwise, from a term's range summary the function read few rows,
 	// so its time says nothing of a pass over all of them: seek ("seek").
 	ins := "0"
-	texts, ok := snippetTexts[table]
-	if ok && !s.db.legacy() && fn == "sessiondb_snippet" {
+	texts, ok := s.rowTexts(table)
+	if ok && fn == "sessiondb_snippet" {
 		ins = "json_type(x, '$.inst') IS NOT NULL"
 	}
 	seek := fmt.Sprintf("(w.us >= %d * w.size OR w.sk OR w.ins)", s.o.Limit*rankSeekMicros)
