@@ -2786,18 +2786,20 @@ static void rankFunction(const Fts5ExtensionApi *pApi, Fts5Context *pFts,
   int k = k64 > 0 && k64 <= RANK_MAX_K ? (int)k64 : 0;  /* 0: score all */
   const char *zTable = nVal > 1 ? (const char *)sqlite3_value_text(apVal[1]) : 0;
   const char *zMode = nVal > 2 ? (const char *)sqlite3_value_text(apVal[2]) : 0;
-  int bTop = zMode && (strcmp(zMode, "top") == 0 || strcmp(zMode, "topterm") == 0
-                       || strcmp(zMode, "topor") == 0 || strcmp(zMode, "topand") == 0
-                       || strcmp(zMode, "topsum") == 0 || strcmp(zMode, "topall") == 0);
+  int bTop;
   double v = 0.0;
   int rc;
 
+  /* first: a range read calls this once for each of its rows */
   if( zMode && strcmp(zMode, "feed") == 0 ){
     RankFeed *f = nVal > 3 ? (RankFeed *)sqlite3_value_pointer(apVal[3], RANK_FEED) : 0;
     rc = f ? f->xRow(pApi, pFts, f->pArg) : SQLITE_MISMATCH;
     if( rc != SQLITE_OK ) sqlite3_result_error_code(pCtx, rc);
     return;
   }
+  bTop = zMode && (strcmp(zMode, "top") == 0 || strcmp(zMode, "topterm") == 0
+                   || strcmp(zMode, "topor") == 0 || strcmp(zMode, "topand") == 0
+                   || strcmp(zMode, "topsum") == 0 || strcmp(zMode, "topall") == 0);
   if( zMode && strcmp(zMode, "ranges") == 0 ){
     if( (nVal != 4 && nVal != 5) || k64 <= 0 || k64 > 0x7fffffff ){
       sqlite3_result_error_code(pCtx, SQLITE_MISMATCH);
