@@ -325,8 +325,13 @@ func (db *DB) Close() error {
 // of the process has the cjk_unicode61 tokenizer from the start.
 const driverName = "sessiondb_sqlite3"
 
+// configured tells whether SQLite took fts5cjk.Configure's settings.
+var configured bool
+
 func init() {
-	walbuf.Register() // first: it configures SQLite before it initializes
+	// first: both configure SQLite, which takes it only before it initializes
+	configured = fts5cjk.Configure()
+	walbuf.Register()
 	fts5cjk.Register()
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		_, err := c.Exec("SELECT sessiondb_stable_plans(1)", nil)

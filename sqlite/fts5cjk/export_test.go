@@ -12,3 +12,5 @@ var LensKept = lensKept
 var SetLensLoad = setLensLoad
 
 var SrcKept = srcKept
+
+var SparesTaken = sparesTaken

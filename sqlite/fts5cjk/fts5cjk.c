@@ -365,6 +365,19 @@ static int cjkAutoInit(sqlite3 *db, char **pzErrMsg, const void *pThunk){
   return rc;
 }
 
+/* fts5cjk_configure turns off the bulk allocation of 20 pages that each new
+** page cache makes (SQLITE_CONFIG_PAGECACHE with no memory and no lines).
+** A search's statements make and free several ephemeral tables (a window's
+** sort, a materialized CTE), each with its own page cache, and glibc handed
+** their freed memory back to the OS at the top of its heap, to fault it in
+** again on the next search: 50 page faults and 0.4 ms of a 1.5 ms search.
+** Pages are allocated one by one instead, as SQLite does when a cache
+** outgrows its bulk. SQLITE_MISUSE once SQLite has initialized: the bulk
+** then stays, which costs time and nothing else. */
+int fts5cjk_configure(void){
+  return sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
+}
+
 int fts5cjk_auto_register(void){
   return sqlite3_auto_extension((void (*)(void))cjkAutoInit);
 }

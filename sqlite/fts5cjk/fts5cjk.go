@@ -65,6 +65,12 @@ func Register() {
 	})
 }
 
+// Configure makes the process-wide settings of SQLite that searches rely
+// on (fts5cjk.c, fts5cjk_configure), and reports whether SQLite took them:
+// it does only before it initializes, so call Configure before anything in
+// the process opens a connection or registers an extension or a VFS.
+func Configure() bool { return C.fts5cjk_configure() == 0 }
+
 // Token is one token emitted by cjk_unicode61.
 type Token struct {
 	Text       string // token bytes (case-folded by unicode61)

@@ -6,6 +6,7 @@
 
 /* Adds the cjk_unicode61 registration to SQLite's auto-extension list. */
 int fts5cjk_auto_register(void);
+int fts5cjk_configure(void);
 
 /* Registers the auxiliary function sessiondb_bm25 (rank.c). */
 int fts5cjk_register_rank(struct fts5_api *pApi);

@@ -33,6 +33,8 @@ typedef struct sqlite3_blob sqlite3_blob;
 typedef long long int sqlite3_int64;
 
 int sqlite3_auto_extension(void (*xEntryPoint)(void));
+int sqlite3_config(int op, ...);
+#define SQLITE_CONFIG_PAGECACHE 7
 int sqlite3_busy_timeout(sqlite3 *db, int ms);
 int sqlite3_db_config(sqlite3 *db, int op, ...);
 #define SQLITE_DBCONFIG_ENABLE_QPSG 1007

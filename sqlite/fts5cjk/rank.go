@@ -9,6 +9,7 @@ extern int fts5cjk_rank_lens_load;
 extern long long fts5cjk_rank_lens_max;
 extern long long fts5cjk_rank_src_kept;
 extern int fts5cjk_rank_inst_max;
+extern long long fts5cjk_rank_spares_taken;
 */
 import "C"
 
@@ -63,3 +64,8 @@ func setLensLoad(after int, maxBytes int64) (int, int64) {
 // srcKept is how many calls of sessiondb_source_ids were answered from the
 // sets kept on their connection, in this process (rank.c).
 func srcKept() int64 { return int64(C.fts5cjk_rank_src_kept) }
+
+// sparesTaken is how many row and instance buffers sessiondb_bm25's
+// rankings have taken over from an earlier ranking on their connection,
+// in this process (rank.c, rankSpareTake).
+func sparesTaken() int64 { return int64(C.fts5cjk_rank_spares_taken) }

@@ -1082,3 +1082,42 @@ func TestRankAllTiesPastBuffer(t *testing.T) {
 		t.Errorf("a b K=5: %d rows, want the %d tied with the best", len(res.IDs), n)
 	}
 }
+
+// TestRankReusesBuffers: a ranking takes over the row and instance
+// buffers that an earlier one on the same connection freed (rank.c,
+// rankSpareTake), whether it then needs more room or less, and ranks and
+// lists instances as a fresh one does: exactly ORDER BY bm25's K best, and
+// instances from which sessiondb_snippet_at makes snippet()'s snippets.
+func TestRankReusesBuffers(t *testing.T) {
+	db := rankDB(t)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Every row buffered before the first pass: the buffers outgrow what
+	// a smaller ranking left.
+	defer fts5cjk.SetRankFlushMin(fts5cjk.SetRankFlushMin(1 << 20))
+	queries := []string{"juliet", "alpha", "项目", "alpha", "juliet", `"alpha bravo"`}
+	before := fts5cjk.SparesTaken()
+	for _, q := range queries {
+		want, scores := bm25Order(t, db, q)
+		var x string
+		if err := conn.QueryRowContext(ctx, `SELECT sessiondb_bm25(t, 7, 't', 'top') FROM t WHERE t MATCH ? LIMIT 1`, q).Scan(&x); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var res topInst
+		if err := json.Unmarshal([]byte(x), &res); err != nil {
+			t.Fatal(err)
+		}
+		if n := topK(scores, 7); !slices.Equal(res.IDs, want[:n]) {
+			t.Fatalf("%s: top %v\nwant %v", q, res.IDs, want[:n])
+		}
+		checkSnippetsAt(t, db, "t", "a, b, c", q, res)
+	}
+	// Each ranking after the first takes both buffers of the one before.
+	if got, want := fts5cjk.SparesTaken()-before, int64(2*(len(queries)-1)); got < want {
+		t.Fatalf("%d buffers taken over in %d rankings on one connection, want %d or more", got, len(queries), want)
+	}
+}
