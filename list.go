@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // ListOptions select sessions for Store.ListSessions. The zero value lists
@@ -92,13 +93,26 @@ type UsageRow struct {
 // its stored content: its text (ContentText), trimmed, newlines made
 // spaces, at most PreviewChars characters then "...".
 func Preview(content string) string {
-	text := strings.TrimSpace(ContentText(DecodeContent(&content)))
-	text = strings.NewReplacer("\n", " ", "\r", " ").Replace(text)
-	if r := []rune(text); len(r) > PreviewChars {
-		text = string(r[:PreviewChars]) + "..."
+	text := newlines.Replace(strings.TrimSpace(ContentText(DecodeContent(&content))))
+	// Past PreviewChars characters (an invalid byte counts as one), the
+	// first PreviewChars, the invalid bytes among them as U+FFFD: what
+	// string([]rune(text)[:PreviewChars]) gives, without decoding the rest
+	// of a long message.
+	at, n := 0, 0
+	for at < len(text) && n < PreviewChars {
+		_, size := utf8.DecodeRuneInString(text[at:])
+		at += size
+		n++
+	}
+	if at < len(text) {
+		text = string([]rune(text[:at])) + "..."
 	}
 	return text
 }
+
+// newlines turns line breaks into spaces (a Replacer is safe for concurrent
+// use).
+var newlines = strings.NewReplacer("\n", " ", "\r", " ")
 
 // ProjectTip shows a compression chain as its live tip: row keeps the
 // root's identity in time (started_at, parent, routing) and takes the tip's

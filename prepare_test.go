@@ -2,6 +2,7 @@ package sessiondb_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -119,9 +120,31 @@ func TestPreview(t *testing.T) {
 		"  a\nb\r ":             "a b",
 		strings.Repeat("é", 61): strings.Repeat("é", 60) + "...",
 		sessiondb.ContentJSONPrefix + `[{"type":"image_url"}]`: "[multimodal content]",
+		strings.Repeat("é", 60):                                strings.Repeat("é", 60),
+		strings.Repeat("x", 59) + "\xff":                       strings.Repeat("x", 59) + "\xff", // short: kept as it is
+		strings.Repeat("x", 59) + "\xffyz":                     strings.Repeat("x", 59) + "\uFFFD...",
+		"\xe9\x80" + strings.Repeat("y", 60):                   "\uFFFD\uFFFD" + strings.Repeat("y", 58) + "...",
 	} {
 		if got := sessiondb.Preview(in); got != want {
 			t.Errorf("Preview(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// Cut where string([]rune(text)[:60]) cuts, whatever the bytes: an
+	// invalid byte is one character, made U+FFFD when the text is cut.
+	rng := rand.New(rand.NewPCG(7, 7))
+	alphabet := []string{"a", " ", "é", "项", "😀", "\xff", "\xe9", "\x80", "\n"}
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(90) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		text := strings.NewReplacer("\n", " ", "\r", " ").Replace(strings.TrimSpace(b.String()))
+		want := text
+		if r := []rune(text); len(r) > sessiondb.PreviewChars {
+			want = string(r[:sessiondb.PreviewChars]) + "..."
+		}
+		if got := sessiondb.Preview(b.String()); got != want {
+			t.Fatalf("Preview(%q) = %q, want %q", b.String(), got, want)
 		}
 	}
 }

@@ -75,7 +75,9 @@ func (db *DB) ListSessions(ctx context.Context, o sessiondb.ListOptions) ([]sess
 	if err != nil {
 		return nil, 0, db.mapErr("list sessions", err)
 	}
-	var out []sessiondb.SessionSummary
+	// A page's room at once: a summary is large, and appending row by row
+	// copied the page each time the slice grew.
+	out := make([]sessiondb.SessionSummary, 0, min(max(limit, 0), 100))
 	var raw rawRow
 	for rows.Next() {
 		var sum sessiondb.SessionSummary
