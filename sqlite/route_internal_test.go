@@ -152,12 +152,9 @@ func withAndWithoutInstances(want int, search func(keep bool, want int)) {
 	search(false, want)
 }
 
-// TestSearchNotOneStatement: "A NOT B" is ranked as A alone, without the
-// rows that hold B: the statements of a one-word search, with the rows
-// holding B rejected like filtered rows (when more of them than the spare
-// rows are among the best, the ranking runs again with more rows).
-func TestSearchNotOneStatement(t *testing.T) {
-	ctx := context.Background()
+// needleTexts are 40 rows of "needle" among ever more "hay", every third
+// one also holding "straw", the first 12 "reed".
+func needleTexts() []string {
 	var texts []string
 	for i := range 40 {
 		text := "needle" + strings.Repeat(" hay", i)
@@ -169,7 +166,16 @@ func TestSearchNotOneStatement(t *testing.T) {
 		}
 		texts = append(texts, text)
 	}
-	db := searchDB(t, texts...)
+	return texts
+}
+
+// TestSearchNotOneStatement: "A NOT B" is ranked as A alone, without the
+// rows that hold B: the statements of a one-word search, with the rows
+// holding B rejected like filtered rows (when more of them than the spare
+// rows are among the best, the ranking runs again with more rows).
+func TestSearchNotOneStatement(t *testing.T) {
+	ctx := context.Background()
+	db := searchDB(t, needleTexts()...)
 	defer SetRankSeekMicros(SetRankSeekMicros(1 << 20)) // without instances, snippets from a pass over the matches
 	statements := 0
 	searchHook = func(querier, string, []any) { statements++ }
@@ -203,7 +209,7 @@ func TestSearchNotOneStatement(t *testing.T) {
 	// FTS5 answers: 13, then 104, then 256 rows (three statements), then
 	// the exact statement, which finds nothing, and the Latin retry of the
 	// bigram and trigram indexes (two more).
-	texts = texts[:0]
+	var texts []string
 	for i := range notMaxK + 50 {
 		texts = append(texts, "needle"+strings.Repeat(" hay", i%40))
 	}
@@ -211,6 +217,47 @@ func TestSearchNotOneStatement(t *testing.T) {
 	statements = 0
 	if hits, err := db.Search(ctx, "needle NOT needle", sessiondb.SearchOptions{Limit: 5}); err != nil || len(hits) != 0 || statements != 6 {
 		t.Errorf("needle NOT needle: %d hits from %d statements (%v), want none from 6", len(hits), statements, err)
+	}
+}
+
+// TestSearchNotFilterChoice: "A NOT B" lists B's rows once for the
+// statement (NOT IN) while neither word has a range summary, and looks each
+// ranked row up among B's matches (NOT EXISTS) once one has (notFilter);
+// the same rows either way.
+func TestSearchNotFilterChoice(t *testing.T) {
+	ctx := context.Background()
+	db := searchDB(t, needleTexts()...)
+	var stmts []string
+	searchHook = func(_ querier, stmt string, _ []any) { stmts = append(stmts, stmt) }
+	defer func() { searchHook = nil }()
+	search := func(want string) []int64 {
+		t.Helper()
+		stmts = nil
+		hits, err := db.Search(ctx, "needle NOT straw", sessiondb.SearchOptions{Limit: 10})
+		if err != nil || len(hits) != 10 {
+			t.Fatalf("%d hits, %v", len(hits), err)
+		}
+		filters := map[string]bool{}
+		for _, stmt := range stmts {
+			filters["NOT IN"] = filters["NOT IN"] || strings.Contains(stmt, "m.id NOT IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)")
+			filters["NOT EXISTS"] = filters["NOT EXISTS"] || strings.Contains(stmt, "NOT EXISTS (SELECT 1 FROM messages_fts AS x")
+		}
+		if len(stmts) == 0 || !filters[want] || len(filters) != 2 || filters["NOT IN"] == filters["NOT EXISTS"] {
+			t.Fatalf("filters used %v, want %s only (statements %q)", filters, want, stmts)
+		}
+		var ids []int64
+		for _, h := range hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	listed := search("NOT IN")
+	SetRankSummaryScale(t, 10, 8)
+	if _, err := db.SummarizeTerms(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if looked := search("NOT EXISTS"); !slices.Equal(looked, listed) {
+		t.Fatalf("with a summary of needle: %v, without: %v", looked, listed)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
@@ -718,7 +719,7 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 	narrow := mode == "top"
 	where, fargs := s.filters()
 	if not != "" {
-		where = append(where, "NOT EXISTS (SELECT 1 FROM "+table+" AS x WHERE x."+table+" MATCH ? AND x.rowid = m.id)")
+		where = append(where, s.notFilter(ctx, table, q, not))
 		fargs = append(fargs, not)
 	}
 	args := []any{q}
@@ -806,6 +807,23 @@ func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mo
 		}
 	}
 	return hits, passed, nil
+}
+
+// notFilter is matchTop's condition that row m does not hold not, a phrase
+// (its one argument), for a query of phrase q. When neither has a word
+// with a range summary (each in fewer than several thousand rows, or the
+// file has none), q's rows are ranked by a pass over them, and not's rows
+// are listed once for the statement: NOT IN (at 20k messages, "kubernetes
+// NOT helm" 2.2-3.1 ms before, 0.7-0.8 after). Otherwise each row ranked
+// is looked up among not's matches, NOT EXISTS: a new FTS5 query a row,
+// but never more than the rows ranked, which a summary keeps few, however
+// many rows not is in.
+func (s *searcher) notFilter(ctx context.Context, table, q, not string) string {
+	words := strings.FieldsFunc(strings.ToLower(q+" "+not), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+	if s.anySummarized(ctx, table, words) {
+		return "NOT EXISTS (SELECT 1 FROM " + table + " AS x WHERE x." + table + " MATCH ? AND x.rowid = m.id)"
+	}
+	return "m.id NOT IN (SELECT rowid FROM " + table + " WHERE " + table + " MATCH ?)"
 }
 
 // notRead is errIncomplete for the function's SQLITE_RANGE (it did not
