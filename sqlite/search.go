@@ -583,7 +583,7 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 			// One try: when the function did not rank (it gave up, or
 			// no phrase had a usable summary) or the page did not fill
 			// within the K best, the statement below answers.
-			hits, _, err := s.matchTop(ctx, table, q, "", k, mode, "")
+			hits, _, err := s.matchTop(ctx, table, q, "", "", k, mode, "")
 			if err != errIncomplete {
 				return hits, err
 			}
@@ -613,12 +613,13 @@ func (s *searcher) matchRanked(ctx context.Context, table, q string, pageSnippet
 				mode = "top"
 			}
 		}
-		maxK := rankMaxK
+		maxK, notCond := rankMaxK, ""
 		if not != "" {
-			maxK = notMaxK
+			// chosen once: the loop below may rank again with a larger K
+			maxK, notCond = notMaxK, s.notFilter(ctx, table, pos, not)
 		}
 		for {
-			hits, passed, err := s.matchTop(ctx, table, pos, not, k, mode, prefix)
+			hits, passed, err := s.matchTop(ctx, table, pos, not, notCond, k, mode, prefix)
 			if fallback && err == errIncomplete && passed < 0 {
 				break // not ranked: the statement below
 			}
@@ -714,12 +715,13 @@ var rankSeekMicros = 40
 // phrase's rows again (rankSeekMicros), the same statement makes the page's
 // snippets that way; otherwise pageSnippets makes them in one pass over the
 // matches. passed is how many of the array's rows passed the filters, -1
-// when the function did not rank.
-func (s *searcher) matchTop(ctx context.Context, table, q, not string, k int, mode, prefix string) (hits []sessiondb.SearchHit, passed int, err error) {
+// when the function did not rank. A non-empty not also rejects the rows
+// holding that phrase, by notCond (notFilter's condition, its argument).
+func (s *searcher) matchTop(ctx context.Context, table, q, not, notCond string, k int, mode, prefix string) (hits []sessiondb.SearchHit, passed int, err error) {
 	narrow := mode == "top"
 	where, fargs := s.filters()
 	if not != "" {
-		where = append(where, s.notFilter(ctx, table, q, not))
+		where = append(where, notCond)
 		fargs = append(fargs, not)
 	}
 	args := []any{q}
